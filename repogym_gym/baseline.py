@@ -1,0 +1,189 @@
+"""Post-setup baselines, built once per task and cached on disk.
+
+A baseline is the task's source after ``repo.setup`` ran, with setup's build artefacts folded
+in: a directory tree, its manifest (path -> hash) and a bare git store holding one commit of
+it. Episodes copy the tree; graders copy it again for every grading run. Setup never reruns
+for a task whose fingerprint (task.yaml + source files) has not changed.
+
+Cache layout (``$REPOGYM_CACHE_DIR``, else ``$XDG_CACHE_HOME/repogym_gym``, else
+``~/.cache/repogym_gym``)::
+
+    baselines/<task-id>-<fingerprint[:20]>/
+        tree/            the post-setup work tree
+        git/             bare store, ref refs/heads/baseline
+        baseline.json    commit id and manifest
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import tempfile
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from repogym_gym.errors import SetupError, WorkspaceError
+from repogym_gym.gitstore import BASELINE_REF, GitStore
+from repogym_gym.sandbox import LocalSandbox, Sandbox
+from repogym_gym.task import Task
+from repogym_gym.tree import Entry, Manifest, scan_tree
+
+__all__ = ["Baseline", "BaselineStore", "default_cache_dir", "git_mode"]
+
+_FORMAT = 1
+
+
+def default_cache_dir() -> Path:
+    """Where baselines and downloads are cached (nothing is created by calling this)."""
+    if env := os.environ.get("REPOGYM_CACHE_DIR"):
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "repogym_gym"
+
+
+def git_mode(entry: Entry) -> int:
+    """git's mode for a manifest entry (100644, 100755 or 120000)."""
+    if entry.kind == "symlink":
+        return 0o120000
+    return 0o100755 if entry.mode & 0o111 else 0o100644
+
+
+def copy_tree(src: Path, dest: Path) -> None:
+    """Copy a tree keeping symlinks as symlinks and file modes (``dest`` must not exist)."""
+    shutil.copytree(src, dest, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A task's cached post-setup snapshot.
+
+    Attributes:
+        task_id: The task's id.
+        fingerprint: The task fingerprint the baseline was built from.
+        tree: The post-setup work tree (read-only by convention: copy it, never edit it).
+        store: Bare git store holding ``commit``.
+        commit: The baseline commit id.
+        manifest: Relative path -> Entry for every path of ``tree``.
+    """
+
+    task_id: str
+    fingerprint: str
+    tree: Path
+    store: GitStore
+    commit: str
+    manifest: Mapping[str, Entry] = field(repr=False)
+
+
+def _manifest_to_json(manifest: Manifest) -> dict[str, list[object]]:
+    return {p: [e.kind, e.mode, e.size, e.digest] for p, e in manifest.items()}
+
+
+def _manifest_from_json(data: dict[str, list[object]]) -> Manifest:
+    return {p: Entry(str(k), int(m), int(s), str(d)) for p, (k, m, s, d) in data.items()}  # type: ignore[arg-type]
+
+
+class BaselineStore:
+    """Builds and caches baselines.
+
+    Args:
+        cache_dir: Cache root (default :func:`default_cache_dir`).
+        sandbox: Where setup commands run (default a LocalSandbox).
+
+    Example:
+        >>> store = BaselineStore()                    # doctest: +SKIP
+        >>> baseline = store.get(task)                 # doctest: +SKIP
+    """
+
+    def __init__(self, cache_dir: Path | None = None, sandbox: Sandbox | None = None) -> None:
+        self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+        self.sandbox = sandbox if sandbox is not None else LocalSandbox()
+        self._memo: dict[tuple[str, str], Baseline] = {}
+        self._lock = threading.Lock()
+
+    def get(self, task: Task) -> Baseline:
+        """The task's baseline, built (running setup) only if no valid cached one exists.
+
+        Raises:
+            SetupError: when a setup command fails or times out.
+            WorkspaceError: when the source cannot be copied or the cache cannot be written.
+        """
+        key = (task.id, task.fingerprint)
+        with self._lock:
+            if key in self._memo:
+                return self._memo[key]
+            entry = self.cache_dir / "baselines" / f"{task.id}-{task.fingerprint[:20]}"
+            entry.parent.mkdir(parents=True, exist_ok=True)
+            with open(entry.parent / f"{entry.name}.lock", "w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                baseline = self._load(task, entry)
+                if baseline is None:
+                    shutil.rmtree(entry, ignore_errors=True)
+                    baseline = self._build(task, entry)
+            self._memo[key] = baseline
+            return baseline
+
+    def _load(self, task: Task, entry: Path) -> Baseline | None:
+        meta_path = entry / "baseline.json"
+        try:
+            meta = json.loads(meta_path.read_text())
+            if meta.get("format") != _FORMAT or meta.get("fingerprint") != task.fingerprint:
+                return None
+            manifest = _manifest_from_json(meta["manifest"])
+            if scan_tree(entry / "tree") != manifest:
+                return None  # the cached tree was touched: rebuild rather than trust it
+            store = GitStore(entry / "git")
+            store.harden()
+            store.verify_commit(meta["commit"])
+        except (OSError, ValueError, KeyError, TypeError, WorkspaceError):
+            return None
+        return Baseline(task.id, task.fingerprint, entry / "tree", store, meta["commit"], manifest)
+
+    def _build(self, task: Task, entry: Path) -> Baseline:
+        staging = Path(tempfile.mkdtemp(prefix=f".{entry.name}.", dir=entry.parent))
+        try:
+            tree = staging / "tree"
+            try:
+                copy_tree(task.source_dir, tree)
+            except OSError as exc:
+                raise WorkspaceError(f"task {task.id!r}: cannot copy source {task.source_dir}: {exc}") from None
+            self._run_setup(task, tree)
+            manifest = scan_tree(tree)
+            specials = sorted(p for p, e in manifest.items() if e.kind == "special")
+            if specials:
+                raise SetupError(f"task {task.id!r}: setup left special files (fifo/socket/device): {specials[:5]}")
+            store = GitStore.create(staging / "git")
+            files = (
+                (p, git_mode(e), os.readlink(tree / p).encode() if e.kind == "symlink" else (tree / p).read_bytes())
+                for p, e in sorted(manifest.items())
+            )
+            commit = store.write_commit(BASELINE_REF, files)
+            meta = {"format": _FORMAT, "task_id": task.id, "fingerprint": task.fingerprint, "commit": commit,
+                    "manifest": _manifest_to_json(manifest)}
+            (staging / "baseline.json").write_text(json.dumps(meta))
+            os.replace(staging, entry)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        return Baseline(task.id, task.fingerprint, entry / "tree", GitStore(entry / "git"), commit, manifest)
+
+    def _run_setup(self, task: Task, tree: Path) -> None:
+        limits = task.spec.limits
+        for command in task.spec.repo.setup:
+            result = self.sandbox.run(
+                ["bash", "-c", command],
+                cwd=tree,
+                timeout_s=limits.setup_timeout_s,
+                output_limit_bytes=limits.output_limit_bytes,
+            )
+            if result.timed_out:
+                raise SetupError(
+                    f"task {task.id!r}: setup command {command!r} timed out after {limits.setup_timeout_s:g} s"
+                )
+            if result.exit_code != 0:
+                raise SetupError(
+                    f"task {task.id!r}: setup command {command!r} failed (exit {result.exit_code}):\n{result.tail()}"
+                )

@@ -1,0 +1,218 @@
+"""What a submission changed, and what of it is carried into grading.
+
+Every path that differs from the baseline manifest is classified:
+
+- **carried**: regular files (and, if the task allows, symlinks that stay inside the tree)
+  added, modified or deleted; their bytes are read once, here, and only these bytes reach the
+  grader's fresh copy of the baseline;
+- **rejected**: symlinks, special files, oversized files and protected files; never carried,
+  and each one is a constraint violation (a failed gate, so the score is 0);
+- **ignored**: bytecode and tool caches; never carried, never a violation (running the visible
+  tests creates them).
+
+Protected by default: the files behind fail_to_pass / pass_to_pass ids and ``tests.restore``,
+every ``conftest.py``, ``pytest.ini``, ``tox.ini``, ``setup.cfg``, ``sitecustomize.py``,
+``usercustomize.py``, ``*.pth``, the ``tool.pytest`` table of any ``pyproject.toml``, and the
+task's ``constraints.protected_files``; ``constraints.allow_protected`` lifts a default (never
+a test file).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import pathspec
+
+from repogym_gym.task import Task
+from repogym_gym.tree import Entry, TreeChange, diff_manifests, scan_tree
+
+__all__ = [
+    "DEFAULT_PROTECTED",
+    "CACHE_PATTERNS",
+    "CarriedFile",
+    "CarryPolicy",
+    "ChangeSet",
+    "Rejection",
+    "collect_changes",
+]
+
+DEFAULT_PROTECTED = (
+    "conftest.py",
+    "pytest.ini",
+    "tox.ini",
+    "setup.cfg",
+    "sitecustomize.py",
+    "usercustomize.py",
+    "*.pth",
+)
+CACHE_PATTERNS = ("__pycache__/", "*.pyc", "*.pyo", ".pytest_cache/", ".mypy_cache/", ".ruff_cache/", ".hypothesis/")
+#: Largest file carried into grading, bytes.
+MAX_CARRIED_FILE_BYTES = 20 * 1024 * 1024
+
+RejectRule = Literal["symlink", "special", "protected", "too_large"]
+
+
+@dataclass(frozen=True)
+class CarriedFile:
+    """A change that reaches grading.
+
+    Attributes:
+        path: Relative posix path.
+        status: ``added``, ``modified`` or ``deleted``.
+        git_mode: 0o100644, 0o100755 or 0o120000 (symlink); 0 when deleted.
+        data: The bytes read at snapshot time (a symlink's target); None when deleted.
+    """
+
+    path: str
+    status: Literal["added", "modified", "deleted"]
+    git_mode: int
+    data: bytes | None
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """A change that is not carried and violates a rule."""
+
+    path: str
+    rule: RejectRule
+    reason: str
+
+
+@dataclass(frozen=True)
+class ChangeSet:
+    """Everything a submission changed, classified.
+
+    Attributes:
+        carried: Changes written into the grading copy, sorted by path.
+        rejected: Changes refused (each a constraint violation).
+        ignored: Cache paths that changed and were dropped.
+    """
+
+    carried: tuple[CarriedFile, ...]
+    rejected: tuple[Rejection, ...]
+    ignored: tuple[str, ...]
+
+    @property
+    def empty(self) -> bool:
+        """True when nothing but caches changed."""
+        return not self.carried and not self.rejected
+
+    def files_changed(self) -> list[str]:
+        """Paths carried or rejected, sorted."""
+        return sorted({c.path for c in self.carried} | {r.path for r in self.rejected})
+
+
+class CarryPolicy:
+    """Decides, path by path, whether a change is carried, rejected or ignored.
+
+    Args:
+        exact_protected: Paths protected exactly (test files behind ids); never lifted.
+        protected_globs: .gitignore-style globs of protected paths.
+        allow_protected: Globs lifting ``protected_globs``.
+        allow_symlinks: Carry symlinks whose target stays inside the tree.
+    """
+
+    def __init__(
+        self,
+        exact_protected: frozenset[str] = frozenset(),
+        protected_globs: tuple[str, ...] = DEFAULT_PROTECTED,
+        allow_protected: tuple[str, ...] = (),
+        allow_symlinks: bool = False,
+    ) -> None:
+        self.exact_protected = exact_protected
+        self._protected = pathspec.GitIgnoreSpec.from_lines(protected_globs)
+        self._allowed = pathspec.GitIgnoreSpec.from_lines(allow_protected)
+        self._caches = pathspec.GitIgnoreSpec.from_lines(CACHE_PATTERNS)
+        self.allow_symlinks = allow_symlinks
+
+    @classmethod
+    def for_task(cls, task: Task) -> CarryPolicy:
+        """The policy of ``task``: defaults plus its test files and constraints."""
+        spec = task.spec
+        exact = frozenset(spec.tests.test_files()) | frozenset(spec.tests.restore)
+        return cls(
+            exact_protected=exact,
+            protected_globs=DEFAULT_PROTECTED + tuple(spec.constraints.protected_files),
+            allow_protected=tuple(spec.constraints.allow_protected),
+            allow_symlinks=spec.constraints.allow_symlinks,
+        )
+
+    def is_cache(self, path: str) -> bool:
+        return self._caches.match_file(path)
+
+    def is_protected(self, path: str) -> bool:
+        if path in self.exact_protected:
+            return True
+        return self._protected.match_file(path) and not self._allowed.match_file(path)
+
+
+def _pytest_table(path: Path) -> object:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        return ("unreadable", str(exc))
+    return data.get("tool", {}).get("pytest") if isinstance(data.get("tool"), dict) else None
+
+
+def _symlink_inside(root: Path, rel: str) -> bool:
+    target = os.readlink(root / rel)
+    resolved = os.path.normpath(os.path.join(os.path.dirname(rel), target))
+    return not os.path.isabs(target) and not resolved.startswith("..") and resolved != "."
+
+
+def _classify(change: TreeChange, root: Path, baseline_tree: Path, policy: CarryPolicy) -> CarriedFile | Rejection:
+    path, new = change.path, change.new
+    if policy.is_protected(path):
+        return Rejection(path, "protected", f"{path} is protected ({change.status}); the change is not carried")
+    if Path(path).name == "pyproject.toml" and _pytest_table(baseline_tree / path) != _pytest_table(root / path):
+        return Rejection(path, "protected", f"{path}: its [tool.pytest] test settings changed; the change is not carried")
+    if new is None:
+        return CarriedFile(path, "deleted", 0, None)
+    if new.kind == "special":
+        return Rejection(path, "special", f"{path} is a fifo, socket or device; only regular files are carried")
+    if new.kind == "symlink":
+        if policy.allow_symlinks and _symlink_inside(root, path):
+            return CarriedFile(path, change.status, 0o120000, os.readlink(root / path).encode())
+        return Rejection(path, "symlink", f"{path} is a symlink; symlinks are not carried")
+    if new.size > MAX_CARRIED_FILE_BYTES:
+        return Rejection(path, "too_large", f"{path} is {new.size} bytes, over the {MAX_CARRIED_FILE_BYTES}-byte limit")
+    fd = os.open(root / path, os.O_RDONLY | os.O_NOFOLLOW)
+    with os.fdopen(fd, "rb") as fh:
+        data = fh.read(MAX_CARRIED_FILE_BYTES + 1)
+    mode = 0o100755 if new.mode & 0o111 else 0o100644
+    return CarriedFile(path, change.status, mode, data)
+
+
+def collect_changes(
+    root: Path, baseline_tree: Path, baseline_manifest: dict[str, Entry], policy: CarryPolicy
+) -> ChangeSet:
+    """Hash ``root``, compare it with the baseline and classify every difference.
+
+    Args:
+        root: The work tree to snapshot (the agent's workspace).
+        baseline_tree: The baseline's tree (to compare ``pyproject.toml`` test settings).
+        baseline_manifest: The baseline's manifest.
+        policy: What is carried, rejected or ignored.
+
+    Returns:
+        The classified ChangeSet; carried bytes are read once, here.
+    """
+    carried: list[CarriedFile] = []
+    rejected: list[Rejection] = []
+    ignored: list[str] = []
+    for change in diff_manifests(baseline_manifest, scan_tree(root)):
+        if policy.is_cache(change.path):
+            ignored.append(change.path)
+            continue
+        try:
+            verdict = _classify(change, root, baseline_tree, policy)
+        except OSError as exc:  # replaced or removed while we read it
+            verdict = Rejection(change.path, "special", f"{change.path} could not be read as a regular file: {exc}")
+        (carried if isinstance(verdict, CarriedFile) else rejected).append(verdict)
+    return ChangeSet(tuple(carried), tuple(rejected), tuple(ignored))

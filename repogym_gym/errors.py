@@ -1,0 +1,98 @@
+"""The one exception tree of repogym_gym.
+
+Every error the library raises on purpose derives from :class:`RepoGymError`, and where a
+built-in exception means the same thing it derives from that too, so ``except ValueError``
+and ``except RepoGymError`` both work::
+
+    RepoGymError
+    ├── TaskError
+    │   ├── TaskSpecError (ValueError)        a task.yaml that does not validate
+    │   └── TaskNotFoundError (LookupError)   no task with that id / path
+    ├── WorkspaceError
+    │   ├── PatchError (ValueError)           a patch that does not apply
+    │   ├── PathEscapeError (ValueError)      a path that leaves the workspace
+    │   └── GitMetadataError                  the workspace's git metadata is gone or broken
+    ├── SetupError                            a task's setup commands failed
+    ├── SandboxError
+    │   ├── SandboxUnavailableError           the sandbox's backend is not on this machine
+    │   └── CommandTimeoutError (TimeoutError)
+    ├── JUnitParseError (ValueError)          an empty, missing or malformed JUnit report
+    └── GraderError                           a grader could not produce a score
+
+Messages name the field and the value, and say what to do.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CommandTimeoutError",
+    "GitMetadataError",
+    "GraderError",
+    "JUnitParseError",
+    "PatchError",
+    "PathEscapeError",
+    "RepoGymError",
+    "SandboxError",
+    "SandboxUnavailableError",
+    "SetupError",
+    "TaskError",
+    "TaskNotFoundError",
+    "TaskSpecError",
+    "WorkspaceError",
+]
+
+
+class RepoGymError(Exception):
+    """Root of every error raised by repogym_gym."""
+
+
+class TaskError(RepoGymError):
+    """A task could not be found or loaded."""
+
+
+class TaskSpecError(TaskError, ValueError):
+    """A task.yaml (or task dict) failed validation; the message names file, field and value."""
+
+
+class TaskNotFoundError(TaskError, LookupError):
+    """No task matches the given id or path."""
+
+
+class WorkspaceError(RepoGymError):
+    """A workspace could not be materialised, inspected or changed."""
+
+
+class PatchError(WorkspaceError, ValueError):
+    """A patch is malformed or does not apply to the baseline."""
+
+
+class PathEscapeError(WorkspaceError, ValueError):
+    """A path resolves outside the workspace (``..``, absolute, or through a symlink)."""
+
+
+class GitMetadataError(WorkspaceError):
+    """The workspace's git metadata is missing or broken; grading fails closed."""
+
+
+class SetupError(RepoGymError):
+    """A task's setup commands failed while building its baseline."""
+
+
+class SandboxError(RepoGymError):
+    """A sandbox could not run a command."""
+
+
+class SandboxUnavailableError(SandboxError):
+    """The sandbox's backend (binary, daemon) is not available on this machine."""
+
+
+class CommandTimeoutError(SandboxError, TimeoutError):
+    """A command ran past its timeout and its process group was killed."""
+
+
+class JUnitParseError(RepoGymError, ValueError):
+    """A JUnit XML report is missing, empty or malformed; it never reads as 'nothing failed'."""
+
+
+class GraderError(RepoGymError):
+    """A grader could not produce a score (the component then scores 0 with this message)."""

@@ -1,0 +1,240 @@
+"""Git as a content store: a bare repository outside the work tree, driven only by plumbing.
+
+An agent controls its work tree, so git never runs with the work tree as its work tree while
+grading: blobs enter through ``git fast-import`` (no attribute filters, no hooks, any path),
+diffs come from ``git diff-tree`` in a bare repository, and every call runs with system and
+global config off, hooks and fsmonitor off, and the repository's own config, hooks and info/
+rewritten to known contents first.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from repogym_gym.errors import GitMetadataError, PatchError
+
+__all__ = ["BASELINE_REF", "CANDIDATE_REF", "GitStore", "NumStat", "files_from_manifest", "git_apply"]
+
+_TIMEOUT_S = 120.0
+_IDENT = "repogym <repogym@localhost> 0 +0000"
+_CONFIG = "[core]\n\trepositoryformatversion = 0\n\tbare = true\n\tlogAllRefUpdates = false\n"
+_OVERRIDES = (
+    "core.fsmonitor=false",
+    "core.hooksPath=/dev/null",
+    "core.attributesFile=/dev/null",
+    "core.excludesFile=/dev/null",
+    "core.autocrlf=false",
+    "core.logAllRefUpdates=false",
+    "gc.auto=0",
+    "diff.external=",
+    "commit.gpgSign=false",
+)
+BASELINE_REF = "refs/heads/baseline"
+CANDIDATE_REF = "refs/heads/candidate"
+
+
+def _git_env() -> dict[str, str]:
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": "/nonexistent",
+        "LANG": "C",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        "GIT_ATTR_NOSYSTEM": "1",
+        "GIT_TERMINAL_PROMPT": "0",
+    }
+
+
+def _run_git(args: list[str], *, git_dir: Path | None, cwd: Path, stdin: bytes | None = None) -> bytes:
+    argv = ["git"]
+    for override in _OVERRIDES:
+        argv += ["-c", override]
+    if git_dir is not None:
+        argv.append(f"--git-dir={git_dir}")
+    argv += args
+    proc = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=_git_env(),
+        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        out, err = proc.communicate(stdin, timeout=_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise GitMetadataError(f"git {args[0]} timed out after {_TIMEOUT_S:.0f} s") from None
+    if proc.returncode != 0:
+        raise _GitFailed(args[0], proc.returncode, err.decode("utf-8", "replace").strip())
+    return out
+
+
+class _GitFailed(GitMetadataError):
+    def __init__(self, command: str, code: int, stderr: str) -> None:
+        super().__init__(f"git {command} failed (exit {code}): {stderr[-2000:]}")
+        self.stderr = stderr
+
+
+def _quote_path(path: str) -> str:
+    if not any(ch in path for ch in '"\\\n') and not path.startswith('"'):
+        return path
+    escaped = path.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{escaped}"'
+
+
+@dataclass(frozen=True)
+class NumStat:
+    """Added and removed lines of one path (None for binary files)."""
+
+    path: str
+    added: int | None
+    removed: int | None
+
+
+class GitStore:
+    """A bare repository at ``git_dir`` whose ``baseline`` ref is the task's baseline commit.
+
+    Args:
+        git_dir: The repository directory (outside any work tree).
+        alternate: Another store whose objects this one borrows (git alternates), or None.
+    """
+
+    def __init__(self, git_dir: Path, alternate: Path | None = None) -> None:
+        self.git_dir = Path(git_dir)
+        self.alternate = alternate
+
+    @classmethod
+    def create(cls, git_dir: Path, *, alternate: Path | None = None) -> GitStore:
+        """Initialise a bare repository; ``alternate`` borrows another store's objects (no copy).
+
+        Raises:
+            GitMetadataError: when git fails.
+        """
+        git_dir.mkdir(parents=True, exist_ok=True)
+        _run_git(["init", "--bare", "-q", str(git_dir)], git_dir=None, cwd=git_dir)
+        store = cls(git_dir, alternate)
+        store.harden()
+        return store
+
+    def harden(self) -> None:
+        """Rewrite config, drop hooks/ and info/, and re-point alternates, so nothing planted runs.
+
+        Raises:
+            GitMetadataError: when the repository is gone.
+        """
+        if not (self.git_dir / "objects").is_dir() or not (self.git_dir / "HEAD").is_file():
+            raise GitMetadataError(f"git metadata at {self.git_dir} is missing or incomplete; grading fails closed")
+        (self.git_dir / "config").write_text(_CONFIG)
+        for name in ("hooks", "info"):
+            target = self.git_dir / name
+            if target.is_symlink() or target.is_file():
+                target.unlink()
+            elif target.exists():
+                shutil.rmtree(target)
+        alternates = self.git_dir / "objects" / "info" / "alternates"
+        if self.alternate is not None:
+            alternates.parent.mkdir(exist_ok=True)
+            alternates.write_text(str(self.alternate / "objects") + "\n")
+
+    def git(self, *args: str, stdin: bytes | None = None) -> bytes:
+        """Run a git plumbing command against this store (bare, hardened).
+
+        Raises:
+            GitMetadataError: when git fails or times out.
+        """
+        return _run_git(list(args), git_dir=self.git_dir, cwd=self.git_dir, stdin=stdin)
+
+    def write_commit(
+        self,
+        ref: str,
+        files: Iterable[tuple[str, int, bytes]],
+        *,
+        parent: str | None = None,
+        deleted: Iterable[str] = (),
+        message: str = "baseline",
+    ) -> str:
+        """Write a commit at ``ref`` holding ``files`` (path, git mode, content) on top of ``parent``.
+
+        With no parent the commit holds exactly ``files``; with a parent, ``files`` are
+        changed or added and ``deleted`` removed. Dates and identity are fixed, so the same
+        content gives the same commit id.
+
+        Returns:
+            The commit id (40 hex).
+        """
+        chunks = [f"commit {ref}\ncommitter {_IDENT}\ndata {len(message)}\n{message}\n".encode()]
+        if parent is not None:
+            chunks.append(f"from {parent}\n".encode())
+        else:
+            chunks.append(b"deleteall\n")
+        for path in deleted:
+            chunks.append(f"D {_quote_path(path)}\n".encode())
+        for path, mode, data in files:
+            chunks.append(f"M {mode:o} inline {_quote_path(path)}\ndata {len(data)}\n".encode())
+            chunks.append(data + b"\n")
+        chunks.append(b"done\n")
+        self.git("fast-import", "--quiet", "--force", "--done", stdin=b"".join(chunks))
+        return self.git("rev-parse", "--verify", f"{ref}^{{commit}}").decode().strip()
+
+    def diff(self, old: str, new: str) -> tuple[str, list[NumStat]]:
+        """The git-format patch (binary-safe) and per-path line counts from ``old`` to ``new``."""
+        base = ["diff-tree", "-r", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames"]
+        patch = self.git(*base, "-p", "--binary", old, new).decode("utf-8", "replace")
+        stats = []
+        for record in self.git(*base, "--numstat", "-z", old, new).split(b"\0"):
+            if not record.strip():
+                continue
+            added, removed, path = record.decode("utf-8", "replace").split("\t", 2)
+            stats.append(NumStat(path, None if added == "-" else int(added), None if removed == "-" else int(removed)))
+        return patch, stats
+
+    def verify_commit(self, commit: str) -> None:
+        """Raise GitMetadataError unless ``commit`` exists in this store."""
+        self.git("cat-file", "-e", f"{commit}^{{commit}}")
+
+
+def git_apply(patch: str, work_tree: Path, *, check_only: bool = False) -> None:
+    """Apply a git-format or unified ``patch`` to ``work_tree`` (all or nothing).
+
+    Raises:
+        PatchError: quoting git's reason when the text is not a patch or does not apply.
+    """
+    if not patch.strip():
+        return
+    if not patch.endswith("\n"):
+        patch += "\n"
+    args = ["apply", "--whitespace=nowarn", "--recount"]
+    if check_only:
+        args.append("--check")
+    scratch = work_tree.parent / f".{work_tree.name}.apply-git"
+    try:
+        # A throwaway empty git dir: git apply never looks at a .git the agent may have planted.
+        _run_git(["init", "--bare", "-q", str(scratch)], git_dir=None, cwd=work_tree.parent)
+        _run_git(
+            [f"--work-tree={work_tree}", *args, "-"],
+            git_dir=scratch,
+            cwd=work_tree,
+            stdin=patch.encode("utf-8", "surrogateescape"),
+        )
+    except _GitFailed as exc:
+        reason = exc.stderr or "git apply failed"
+        raise PatchError(f"patch does not apply: {reason}") from None
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def files_from_manifest(root: Path, paths: Mapping[str, int]) -> Iterable[tuple[str, int, bytes]]:
+    """Yield (path, git mode, content) for ``paths`` (path -> git mode) under ``root``, lazily."""
+    for path, mode in sorted(paths.items()):
+        full = root / path
+        data = os.readlink(full).encode() if mode == 0o120000 else full.read_bytes()
+        yield path, mode, data

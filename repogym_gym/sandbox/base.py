@@ -1,0 +1,70 @@
+"""The Sandbox protocol every backend implements (local, bubblewrap, Docker)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from repogym_gym.results import CommandResult
+
+__all__ = ["DEFAULT_ENV_ALLOWLIST", "Sandbox", "scrubbed_env"]
+
+#: Host variables a sandboxed command may see; everything else (tokens, keys, proxies) is dropped.
+DEFAULT_ENV_ALLOWLIST = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM", "USER", "LOGNAME", "TMPDIR")
+
+
+@runtime_checkable
+class Sandbox(Protocol):
+    """Runs commands for an episode or a grading run.
+
+    Implementations run ``argv`` with ``cwd`` inside a workspace, an environment built from an
+    allowlist plus ``env``, a timeout that kills every process the command started, and output
+    capped at ``output_limit_bytes`` per stream.
+    """
+
+    name: str
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str | os.PathLike[str],
+        timeout_s: float,
+        env: Mapping[str, str] | None = None,
+        output_limit_bytes: int = 64_000,
+    ) -> CommandResult:
+        """Run ``argv`` (no shell; use ``["bash", "-c", cmd]`` for a shell string)."""
+        ...
+
+    def available(self) -> bool:
+        """True when the backend can run commands on this machine."""
+        ...
+
+    def close(self) -> None:
+        """Release what the sandbox holds; idempotent."""
+        ...
+
+
+def scrubbed_env(
+    extra: Mapping[str, str] | None = None,
+    *,
+    allowlist: Sequence[str] = DEFAULT_ENV_ALLOWLIST,
+    source: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The allowlisted subset of ``source`` (default ``os.environ``) updated with ``extra``.
+
+    ``PATH`` starts with the directory of the running interpreter, so ``python`` in a command
+    means the interpreter repogym_gym runs under (and its installed pytest).
+    """
+    source = os.environ if source is None else source
+    env = {k: source[k] for k in allowlist if k in source}
+    interpreter_dir = str(Path(sys.executable).parent)
+    path = env.get("PATH", "/usr/local/bin:/usr/bin:/bin")
+    env["PATH"] = interpreter_dir + os.pathsep + path if not path.startswith(interpreter_dir + os.pathsep) else path
+    env.setdefault("LANG", "C.UTF-8")
+    if extra:
+        env.update(extra)
+    return env

@@ -1,0 +1,171 @@
+"""Run one process with a timeout that kills its whole process group and a capped output.
+
+Shared by every sandbox: the sandbox decides the argv prefix (bwrap, docker exec, nothing) and
+the environment; this module owns starting, streaming, capping and killing.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import subprocess
+import time
+from collections import deque
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from repogym_gym.results import CommandResult
+
+__all__ = ["CappedBuffer", "run_process"]
+
+#: Seconds to keep reading after the main process exited, before giving up on pipes that
+#: an escaped process still holds open.
+DRAIN_GRACE_S = 1.0
+_CHUNK = 65536
+
+
+class CappedBuffer:
+    """Keeps the first and last ``limit // 2`` bytes of a stream and counts the rest.
+
+    Memory stays O(limit) whatever the stream's size.
+
+    Example:
+        >>> buf = CappedBuffer(10)
+        >>> buf.feed(b"0123456789abcdef")
+        >>> buf.text()
+        '01234\\n[... 6 bytes truncated by repogym ...]\\nbcdef'
+    """
+
+    def __init__(self, limit: int) -> None:
+        self._half = max(1, limit // 2)
+        self._head = bytearray()
+        self._tail: deque[bytes] = deque()
+        self._tail_len = 0
+        self.total = 0
+
+    def feed(self, data: bytes) -> None:
+        self.total += len(data)
+        room = self._half - len(self._head)
+        if room > 0:
+            self._head += data[:room]
+            data = data[room:]
+        if not data:
+            return
+        self._tail.append(data)
+        self._tail_len += len(data)
+        while self._tail_len - len(self._tail[0]) >= self._half:
+            self._tail_len -= len(self._tail.popleft())
+
+    @property
+    def truncated(self) -> bool:
+        return self.total > len(self._head) + min(self._tail_len, self._half)
+
+    def text(self) -> str:
+        tail = b"".join(self._tail)[-self._half :] if self._tail else b""
+        dropped = self.total - len(self._head) - len(tail)
+        if dropped <= 0:
+            return (bytes(self._head) + tail).decode("utf-8", errors="replace")
+        marker = f"\n[... {dropped} bytes truncated by repogym ...]\n"
+        return self._head.decode("utf-8", errors="replace") + marker + tail.decode("utf-8", errors="replace")
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def run_process(
+    argv: Sequence[str],
+    *,
+    cwd: str | os.PathLike[str],
+    env: Mapping[str, str],
+    timeout_s: float,
+    output_limit_bytes: int = 64_000,
+    display_argv: Sequence[str] | None = None,
+) -> CommandResult:
+    """Run ``argv`` in a new session and return what it did.
+
+    The process gets its own process group; on timeout the whole group (grandchildren too)
+    is killed with SIGKILL, and after a normal exit any process left in the group is killed
+    too, so a command cannot leave background work behind in its group.
+
+    Args:
+        argv: Program and arguments (no shell).
+        cwd: Working directory.
+        env: The complete environment (nothing is inherited).
+        timeout_s: Seconds before the group is killed.
+        output_limit_bytes: Bytes of stdout and of stderr kept (head and tail halves).
+        display_argv: What to record as ``argv`` in the result (defaults to ``argv``).
+
+    Returns:
+        A CommandResult; ``exit_code`` is None when the program could not be started
+        (the reason is in ``stderr``), ``-9`` after a timeout kill.
+    """
+    shown = list(display_argv if display_argv is not None else argv)
+    start = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            list(argv),
+            cwd=Path(cwd),
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            close_fds=True,
+        )
+    except OSError as exc:
+        return CommandResult(argv=shown, exit_code=None, stderr=f"could not start {argv[0]!r}: {exc}", duration_s=0.0)
+
+    out, err = CappedBuffer(output_limit_bytes), CappedBuffer(output_limit_bytes)
+    sel = selectors.DefaultSelector()
+    assert proc.stdout is not None and proc.stderr is not None
+    sel.register(proc.stdout, selectors.EVENT_READ, out)
+    sel.register(proc.stderr, selectors.EVENT_READ, err)
+    deadline = start + timeout_s
+    timed_out = False
+    drain_until: float | None = None
+    try:
+        while sel.get_map():
+            now = time.monotonic()
+            if not timed_out and now >= deadline:
+                timed_out = True
+                _kill_group(proc.pid)
+                drain_until = now + DRAIN_GRACE_S
+            if drain_until is None and proc.poll() is not None:
+                _kill_group(proc.pid)
+                drain_until = now + DRAIN_GRACE_S
+            if drain_until is not None and now >= drain_until:
+                break
+            wait = min(0.05, max(0.0, (drain_until or deadline) - now))
+            for key, _ in sel.select(timeout=wait):
+                data = os.read(key.fd, _CHUNK)
+                if data:
+                    key.data.feed(data)
+                else:
+                    sel.unregister(key.fileobj)
+    finally:
+        sel.close()
+        proc.stdout.close()
+        proc.stderr.close()
+        if proc.poll() is None and not timed_out:
+            # Both pipes closed before exit: wait for the rest of the time budget.
+            try:
+                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                timed_out = True
+        _kill_group(proc.pid)
+        proc.wait()
+    duration = time.monotonic() - start
+    return CommandResult(
+        argv=shown,
+        exit_code=proc.returncode,
+        stdout=out.text(),
+        stderr=err.text(),
+        duration_s=duration,
+        timed_out=timed_out,
+        truncated=out.truncated or err.truncated,
+    )

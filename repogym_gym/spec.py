@@ -1,0 +1,345 @@
+"""The task specification: the strict schema of ``task.yaml``.
+
+A task is data. This module holds its schema, cross-field checks, and the loader that turns a
+YAML file into a :class:`TaskSpec` or one :class:`~repogym_gym.errors.TaskSpecError` whose
+message names the file, the field and the value (never a pydantic traceback).
+
+Example:
+    >>> spec = TaskSpec.model_validate({
+    ...     "id": "add-one", "type": "bugfix", "problem_statement": "add_one(1) returns 1",
+    ...     "tests": {"command": "python -m pytest --junitxml={junit} tests",
+    ...               "fail_to_pass": ["tests/test_add.py::test_add_one"]},
+    ... })
+    >>> spec.grading.pass_threshold
+    1.0
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path, PurePosixPath
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+__all__ = [
+    "ConstraintSpec",
+    "GradingSpec",
+    "LimitsSpec",
+    "LocalSource",
+    "OBJECTIVE_COMPONENTS",
+    "PerfSpec",
+    "RepoSpec",
+    "TaskSpec",
+    "TaskType",
+    "TestSpec",
+    "relative_path",
+    "spec_json_schema",
+]
+
+TaskType = Literal["bugfix", "feature", "refactor", "perf"]
+
+#: Component names that can be objectives (and so can carry a weight in ``grading.weights``).
+OBJECTIVE_COMPONENTS = ("tests", "quality", "perf")
+
+_TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,99}$")
+_VERSION_SUFFIX = re.compile(r"-v\d+$")
+_PYTEST_LAUNCHERS = (("pytest",), ("python", "-m", "pytest"), ("python3", "-m", "pytest"))
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def relative_path(value: str) -> str:
+    """Return ``value`` as a normalised relative posix path inside a tree.
+
+    Raises:
+        ValueError: for an empty, absolute or ``..``-escaping path.
+    """
+    if not value or not value.strip():
+        raise ValueError("path must not be empty")
+    pure = PurePosixPath(value)
+    if pure.is_absolute() or ".." in pure.parts:
+        raise ValueError(f"path {value!r} must be relative and stay inside the repository")
+    return pure.as_posix()
+
+
+class LocalSource(_Strict):
+    """Source files shipped inside the task directory."""
+
+    type: Literal["local"] = "local"
+    path: str = Field("repo", description="Directory with the source snapshot, relative to the task directory.")
+
+    @field_validator("path")
+    @classmethod
+    def _relative(cls, v: str) -> str:
+        return relative_path(v)
+
+
+class RepoSpec(_Strict):
+    """Where the code comes from and how to prepare it."""
+
+    source: LocalSource = Field(default_factory=LocalSource)
+    setup: list[str] = Field(
+        default_factory=list,
+        description="Shell commands run once, in the work tree, before the baseline snapshot; "
+        "their build artefacts become part of the baseline.",
+    )
+
+
+class TestSpec(_Strict):
+    """How the task's tests run and which test ids carry the reward."""
+
+    __test__ = False
+
+    command: str = Field(
+        description="Test command; '{junit}' is replaced by the path of the JUnit XML report "
+        "the grader reads (outside the repository)."
+    )
+    runner: Literal["pytest", "generic"] = Field(
+        "pytest",
+        description="'pytest' lets the grader own the runner settings (its own ini, no plugin "
+        "autoload, a must-fail sentinel test); 'generic' runs the command as given.",
+    )
+    fail_to_pass: list[str] = Field(default_factory=list, description="Test ids that fail before and must pass after.")
+    pass_to_pass: list[str] = Field(default_factory=list, description="Test ids that pass before and must keep passing.")
+    hidden: str | None = Field(
+        "hidden",
+        description="Directory (relative to the task directory) whose files are copied into the "
+        "repository at the same relative paths only while grading; null for none.",
+    )
+    restore: list[str] = Field(
+        default_factory=list,
+        description="More files restored to the baseline before grading (the files behind "
+        "fail_to_pass / pass_to_pass ids always are).",
+    )
+    pythonpath: list[str] = Field(
+        default_factory=lambda: ["."],
+        description="pytest runner only: directories (relative to the repository) put on sys.path.",
+    )
+
+    @field_validator("command")
+    @classmethod
+    def _has_junit_placeholder(cls, v: str) -> str:
+        if "{junit}" not in v:
+            raise ValueError(f"command {v!r} must contain the '{{junit}}' placeholder for the JUnit report path")
+        try:
+            shlex.split(v)
+        except ValueError as exc:
+            raise ValueError(f"command {v!r} is not valid shell syntax: {exc}") from None
+        return v
+
+    @field_validator("restore", "pythonpath")
+    @classmethod
+    def _relative(cls, v: list[str]) -> list[str]:
+        return [relative_path(p) for p in v]
+
+    @field_validator("hidden")
+    @classmethod
+    def _hidden_relative(cls, v: str | None) -> str | None:
+        return None if v is None else relative_path(v)
+
+    @field_validator("fail_to_pass", "pass_to_pass")
+    @classmethod
+    def _unique_ids(cls, v: list[str]) -> list[str]:
+        seen: set[str] = set()
+        for test_id in v:
+            if not test_id.strip():
+                raise ValueError("test ids must not be empty")
+            if test_id in seen:
+                raise ValueError(f"test id {test_id!r} is listed twice")
+            seen.add(test_id)
+        return v
+
+    @model_validator(mode="after")
+    def _check(self) -> TestSpec:
+        overlap = sorted(set(self.fail_to_pass) & set(self.pass_to_pass))
+        if overlap:
+            raise ValueError(f"test ids {overlap} are in both fail_to_pass and pass_to_pass")
+        if self.runner == "pytest":
+            argv = shlex.split(self.command)
+            if not any(tuple(argv[: len(p)]) == p for p in _PYTEST_LAUNCHERS):
+                raise ValueError(
+                    f"command {self.command!r} must start with 'pytest' or 'python -m pytest' when "
+                    "runner is 'pytest' (set runner: generic for other test commands)"
+                )
+        return self
+
+    def test_files(self) -> list[str]:
+        """Files behind the fail_to_pass / pass_to_pass ids (the part before the first ``::``).
+
+        Only ids that look like paths (contain ``/`` or end in ``.py`` before ``::``) name a file.
+        """
+        files: set[str] = set()
+        for test_id in (*self.fail_to_pass, *self.pass_to_pass):
+            head = test_id.split("::", 1)[0]
+            if "::" in test_id and ("/" in head or head.endswith(".py")):
+                files.add(head)
+        return sorted(files)
+
+
+class PerfSpec(_Strict):
+    """A benchmark timed against the pristine baseline (see PerfGrader for the score formula)."""
+
+    command: str = Field(description="Benchmark command, run in the repository; should run for >= 0.5 s.")
+    runs: Annotated[int, Field(ge=1, le=50)] = Field(5, description="Interleaved baseline/candidate pairs.")
+    min_speedup: Annotated[float, Field(gt=1.0)] = Field(2.0, description="Speed-up (baseline/candidate) that scores 1 and passes.")
+    noise_floor: Annotated[float, Field(ge=1.0)] = Field(1.15, description="Speed-up below which the score is 0.")
+    timing: Literal["wall", "reported"] = Field(
+        "wall",
+        description="'wall' times the whole process from outside; 'reported' trusts a last stdout line "
+        '{"seconds": x} (more precise, but agent-reachable code could fake it).',
+    )
+    timeout_s: Annotated[float, Field(gt=0)] = Field(120.0, description="Timeout of one benchmark run, seconds.")
+
+    @model_validator(mode="after")
+    def _floor_below_target(self) -> PerfSpec:
+        if self.noise_floor >= self.min_speedup:
+            raise ValueError(
+                f"noise_floor ({self.noise_floor}) must be below min_speedup ({self.min_speedup})"
+            )
+        return self
+
+
+class ConstraintSpec(_Strict):
+    """Scope and quality rules; every glob uses .gitignore syntax (``*.py``, ``src/**``, ``conftest.py``)."""
+
+    allowed_files: list[str] | None = Field(None, description="Globs of files the change may touch; null means any.")
+    protected_files: list[str] = Field(default_factory=list, description="More globs that must not change.")
+    allow_protected: list[str] = Field(
+        default_factory=list,
+        description="Globs lifting the default protection (conftest.py, pytest.ini, setup.cfg, ...); "
+        "never the files behind fail_to_pass / pass_to_pass.",
+    )
+    allow_symlinks: bool = Field(False, description="Carry symlinks that point inside the repository.")
+    max_files_changed: Annotated[int, Field(ge=1)] | None = None
+    max_lines_changed: Annotated[int, Field(ge=1)] | None = Field(None, description="Added plus removed lines.")
+    forbidden_patterns: list[str] = Field(default_factory=list, description="Regexes that must not appear in added lines.")
+    required_patterns: list[str] = Field(default_factory=list, description="Regexes that must match somewhere in `paths` after the change.")
+    max_function_length: Annotated[int, Field(ge=1)] | None = Field(None, description="Lines per function, on `paths`.")
+    max_cyclomatic_complexity: Annotated[int, Field(ge=1)] | None = Field(None, description="Per function, on `paths`.")
+    paths: list[str] = Field(default_factory=list, description="Files or directories the quality limits and required_patterns apply to.")
+
+    @field_validator("forbidden_patterns", "required_patterns")
+    @classmethod
+    def _compiles(cls, v: list[str]) -> list[str]:
+        for pattern in v:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"pattern {pattern!r} is not a valid regular expression: {exc}") from None
+        return v
+
+    @field_validator("paths")
+    @classmethod
+    def _relative(cls, v: list[str]) -> list[str]:
+        return [relative_path(p) for p in v]
+
+    def has_quality_limits(self) -> bool:
+        """True when a function-length or complexity limit is set."""
+        return self.max_function_length is not None or self.max_cyclomatic_complexity is not None
+
+
+class GradingSpec(_Strict):
+    """How components combine: score = Σ wᵢ·sᵢ / Σ wᵢ over objectives, 0 if any gate fails."""
+
+    weights: dict[str, Annotated[float, Field(ge=0)]] = Field(
+        default_factory=dict, description="Objective component name -> weight (default 1 each)."
+    )
+    pass_threshold: Annotated[float, Field(ge=0, le=1)] = 1.0
+    partial_credit: bool = Field(True, description="k of n fail_to_pass passing scores k/n; off: all or nothing.")
+    require_all_pass_to_pass: bool = Field(
+        True, description="Any broken pass_to_pass scores 0; off: score x (1 - broken/total)."
+    )
+
+    @field_validator("weights")
+    @classmethod
+    def _known_components(cls, v: dict[str, float]) -> dict[str, float]:
+        for name in v:
+            if name not in OBJECTIVE_COMPONENTS:
+                raise ValueError(
+                    f"weights has unknown component {name!r}; objectives are {list(OBJECTIVE_COMPONENTS)}"
+                )
+        return v
+
+
+class LimitsSpec(_Strict):
+    """Episode and command limits. Every timeout is in seconds."""
+
+    max_steps: Annotated[int, Field(ge=1, le=10_000)] = 30
+    setup_timeout_s: Annotated[float, Field(gt=0)] = 600.0
+    command_timeout_s: Annotated[float, Field(gt=0)] = 60.0
+    test_timeout_s: Annotated[float, Field(gt=0)] = 300.0
+    output_limit_bytes: Annotated[int, Field(ge=1024)] = Field(
+        64_000, description="Bytes of stdout (and of stderr) kept per command; the middle is cut with a marker."
+    )
+
+
+class TaskSpec(_Strict):
+    """One coding task (the contents of ``task.yaml``)."""
+
+    id: str = Field(description="Unique id, safe as a Gymnasium name: letters, digits, '_', '.', '-'.")
+    type: TaskType
+    problem_statement: str = Field(min_length=1)
+    repo: RepoSpec = Field(default_factory=RepoSpec)
+    tests: TestSpec
+    perf: PerfSpec | None = None
+    constraints: ConstraintSpec = Field(default_factory=ConstraintSpec)
+    grading: GradingSpec = Field(default_factory=GradingSpec)
+    limits: LimitsSpec = Field(default_factory=LimitsSpec)
+    tags: list[str] = Field(default_factory=list)
+
+    @field_validator("id")
+    @classmethod
+    def _gym_safe_id(cls, v: str) -> str:
+        if not _TASK_ID.fullmatch(v):
+            raise ValueError(
+                f"id {v!r} must be 1-100 characters of letters, digits, '_', '.', '-' "
+                "(no '/' or ':'), starting with a letter or digit"
+            )
+        if _VERSION_SUFFIX.search(v):
+            raise ValueError(
+                f"id {v!r} must not end in '-v<digits>': Gymnasium would read it as a version "
+                f"(try {v[: v.rindex('-v')] + '_v' + v.rsplit('-v', 1)[1]!r})"
+            )
+        return v
+
+    @model_validator(mode="after")
+    def _reward_signal(self) -> TaskSpec:
+        kind = self.type
+        if kind == "perf" and self.perf is None:
+            raise ValueError("a perf task needs a 'perf' section (benchmark command, runs, min_speedup)")
+        if kind != "perf" and self.perf is not None:
+            raise ValueError(f"a {kind} task must not have a 'perf' section (only perf tasks are timed)")
+        if kind in ("bugfix", "feature") and not self.tests.fail_to_pass:
+            raise ValueError(f"a {kind} task needs at least one tests.fail_to_pass id (its reward signal)")
+        if kind == "refactor":
+            if not self.constraints.has_quality_limits() or not self.constraints.paths:
+                raise ValueError(
+                    "a refactor task needs constraints.max_function_length or "
+                    "constraints.max_cyclomatic_complexity, and constraints.paths (its reward signal)"
+                )
+        for name in self.grading.weights:
+            if name not in self.objectives():
+                raise ValueError(
+                    f"grading.weights names {name!r}, which is not an objective of a {kind} task "
+                    f"(objectives: {self.objectives()})"
+                )
+        return self
+
+    def objectives(self) -> list[str]:
+        """Names of the components that are objectives for this task type (the rest are gates)."""
+        return {
+            "bugfix": ["tests"],
+            "feature": ["tests"],
+            "refactor": ["quality"],
+            "perf": ["perf"],
+        }[self.type]
+
+
+def spec_json_schema() -> dict[str, object]:
+    """JSON Schema of ``task.yaml`` (what ``repogym tasks schema`` prints)."""
+    return TaskSpec.model_json_schema()
+

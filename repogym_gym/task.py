@@ -1,0 +1,246 @@
+"""Discover, load and filter task directories.
+
+A task directory holds ``task.yaml``, the source snapshot (``repo/`` by default), optional
+hidden tests (``hidden/``) and the golden patch (``solution.patch``)::
+
+    my-task/
+      task.yaml
+      repo/            source snapshot (LocalSource.path)
+      hidden/          files copied into the repository only while grading
+      solution.patch   the golden patch (git diff format, paths relative to repo/)
+
+Example:
+    >>> tasks = load_tasks("task_suites/starter", types=["bugfix"])  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import yaml
+from pydantic import ValidationError
+
+from repogym_gym.errors import TaskNotFoundError, TaskSpecError
+from repogym_gym.spec import TaskSpec, TaskType
+
+__all__ = ["Task", "discover_tasks", "format_validation_error", "load_task", "load_tasks"]
+
+TASK_FILE = "task.yaml"
+SOLUTION_FILE = "solution.patch"
+_VALUE_REPR_LIMIT = 80
+
+
+@dataclass(frozen=True)
+class Task:
+    """A validated task spec and the directory it was loaded from.
+
+    Attributes:
+        spec: The validated ``task.yaml``.
+        root: The task directory (absolute).
+    """
+
+    spec: TaskSpec
+    root: Path
+
+    @property
+    def id(self) -> str:
+        return self.spec.id
+
+    @property
+    def source_dir(self) -> Path:
+        """The local source snapshot (``repo.source.path`` under the task directory)."""
+        return self.root / self.spec.repo.source.path
+
+    @property
+    def hidden_dir(self) -> Path | None:
+        """The hidden-test directory, or None when the task declares none or it does not exist."""
+        if self.spec.tests.hidden is None:
+            return None
+        path = self.root / self.spec.tests.hidden
+        return path if path.is_dir() else None
+
+    @property
+    def solution_path(self) -> Path:
+        return self.root / SOLUTION_FILE
+
+    def golden_patch(self) -> str:
+        """The golden patch text.
+
+        Raises:
+            TaskNotFoundError: when the task has no ``solution.patch``.
+        """
+        if not self.solution_path.is_file():
+            raise TaskNotFoundError(f"task {self.id!r} has no golden patch at {self.solution_path}")
+        return self.solution_path.read_text(encoding="utf-8")
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """Hex sha256 over task.yaml and every file of the source snapshot (cache key of its baseline).
+
+        Hidden tests and the golden patch are not part of it: they do not change the baseline.
+        """
+        digest = hashlib.sha256()
+        digest.update(self.spec.model_dump_json().encode())
+        source = self.source_dir
+        if source.is_dir():
+            for path in sorted(p for p in source.rglob("*") if not p.is_dir()):
+                rel = path.relative_to(source).as_posix()
+                digest.update(b"\0" + rel.encode() + b"\0")
+                digest.update(os.readlink(path).encode() if path.is_symlink() else path.read_bytes())
+        return digest.hexdigest()
+
+
+def format_validation_error(exc: ValidationError, source: str) -> str:
+    """One readable message for a pydantic error: ``source: field.path: problem (got value)``."""
+    lines = []
+    for err in exc.errors():
+        loc = ".".join(str(part) for part in err["loc"]) or "(top level)"
+        if err["type"] == "extra_forbidden":
+            field_name = str(err["loc"][-1])
+            parent = _model_at(err["loc"][:-1])
+            hint = ""
+            if parent is not None:
+                close = difflib.get_close_matches(field_name, list(parent.model_fields), n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else f" (known fields: {sorted(parent.model_fields)})"
+            lines.append(f"{source}: {loc}: unknown field{hint}")
+            continue
+        msg = err["msg"].removeprefix("Value error, ")
+        value = repr(err.get("input"))
+        if len(value) > _VALUE_REPR_LIMIT:
+            value = value[: _VALUE_REPR_LIMIT - 3] + "..."
+        shown = "" if repr(err.get("input")) in msg else f" (got {value})"
+        lines.append(f"{source}: {loc}: {msg}{shown}")
+    return "\n".join(lines)
+
+
+def _model_at(loc: Sequence[object]) -> type | None:
+    model: type = TaskSpec
+    for part in loc:
+        info = getattr(model, "model_fields", {}).get(part)
+        if info is None:
+            return None
+        annotation = info.annotation
+        candidates = [annotation, *getattr(annotation, "__args__", ())]
+        model = next((c for c in candidates if hasattr(c, "model_fields")), None)  # type: ignore[assignment]
+        if model is None:
+            return None
+    return model
+
+
+def parse_spec(text: str, source: str) -> TaskSpec:
+    """Parse YAML text into a TaskSpec.
+
+    Raises:
+        TaskSpecError: for YAML syntax errors, a non-mapping document, or schema violations;
+            the message names ``source``, the field and the value.
+    """
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise TaskSpecError(f"{source}: {where}invalid YAML: {problem}") from None
+    if not isinstance(data, dict):
+        raise TaskSpecError(f"{source}: expected a mapping of task fields at the top level, got {type(data).__name__}")
+    try:
+        return TaskSpec.model_validate(data)
+    except ValidationError as exc:
+        raise TaskSpecError(format_validation_error(exc, source)) from None
+
+
+def load_task(path: str | os.PathLike[str]) -> Task:
+    """Load one task from its directory (or its task.yaml).
+
+    Raises:
+        TaskNotFoundError: when there is no task.yaml at ``path``.
+        TaskSpecError: when the file does not validate.
+    """
+    path = Path(path).resolve()
+    task_file = path if path.name == TASK_FILE else path / TASK_FILE
+    if not task_file.is_file():
+        raise TaskNotFoundError(f"no {TASK_FILE} at {path}")
+    spec = parse_spec(task_file.read_text(encoding="utf-8"), str(task_file))
+    task = Task(spec=spec, root=task_file.parent)
+    if not task.source_dir.is_dir():
+        raise TaskSpecError(
+            f"{task_file}: repo.source.path: directory {spec.repo.source.path!r} does not exist in the task directory"
+        )
+    return task
+
+
+def discover_tasks(root: str | os.PathLike[str]) -> list[Path]:
+    """Task directories at or below ``root`` (directories holding task.yaml), sorted.
+
+    A task directory's own subdirectories are not searched (a task's repo may contain anything).
+
+    Raises:
+        TaskNotFoundError: when ``root`` does not exist.
+    """
+    root = Path(root)
+    if not root.exists():
+        raise TaskNotFoundError(f"no such task or suite directory: {root}")
+    if (root / TASK_FILE).is_file() or root.name == TASK_FILE:
+        return [root]
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        if TASK_FILE in filenames:
+            found.append(Path(dirpath))
+            dirnames.clear()
+        else:
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+    return sorted(found)
+
+
+def load_tasks(
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    *,
+    ids: Iterable[str] | None = None,
+    types: Iterable[TaskType] | None = None,
+    tags: Iterable[str] | None = None,
+) -> list[Task]:
+    """Load every task under ``paths`` and keep those matching all given filters.
+
+    Args:
+        paths: Task directories or suite directories.
+        ids: Keep only these task ids; an id that matches nothing raises.
+        types: Keep only these task types.
+        tags: Keep tasks carrying at least one of these tags.
+
+    Raises:
+        TaskSpecError: when a task does not validate or two tasks share an id.
+        TaskNotFoundError: when a path or a requested id does not exist.
+    """
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    tasks: dict[str, Task] = {}
+    for path in paths:
+        for task_dir in discover_tasks(path):
+            task = load_task(task_dir)
+            if task.id in tasks and tasks[task.id].root != task.root:
+                raise TaskSpecError(
+                    f"task id {task.id!r} is used twice: {tasks[task.id].root} and {task.root}"
+                )
+            tasks[task.id] = task
+    selected = list(tasks.values())
+    if ids is not None:
+        wanted = list(ids)
+        missing = [i for i in wanted if i not in tasks]
+        if missing:
+            close = {m: difflib.get_close_matches(m, list(tasks), n=1) for m in missing}
+            hints = ", ".join(f"{m!r}" + (f" (did you mean {c[0]!r}?)" if c else "") for m, c in close.items())
+            raise TaskNotFoundError(f"no task with id {hints}")
+        selected = [t for t in selected if t.id in set(wanted)]
+    if types is not None:
+        kinds = set(types)
+        selected = [t for t in selected if t.spec.type in kinds]
+    if tags is not None:
+        wanted_tags = set(tags)
+        selected = [t for t in selected if wanted_tags & set(t.spec.tags)]
+    return sorted(selected, key=lambda t: t.id)

@@ -1,0 +1,247 @@
+"""An episode's workspace: a copy of the task's cached baseline that the agent may change.
+
+Layout of one workspace (a fresh temporary directory)::
+
+    <root>/repo/   the work tree: the only place the agent works (no .git inside)
+    <root>/git/    bare git store borrowing the baseline's objects; outside the work tree and
+                   passed to git explicitly, so deleting or rewriting repo/.git blinds nothing
+
+The workspace history holds only the baseline commit: no source history, remotes, tags or
+reflog. If ``<root>/git`` is destroyed, :meth:`Workspace.snapshot` raises
+:class:`~repogym_gym.errors.GitMetadataError` and grading fails closed (score 0).
+
+Example:
+    >>> with Workspace.create(task) as ws:          # doctest: +SKIP
+    ...     ws.write("pkg/mod.py", "x = 1\\n")
+    ...     print(ws.diff())
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from repogym_gym.baseline import Baseline, BaselineStore, copy_tree
+from repogym_gym.changes import CarryPolicy, ChangeSet, collect_changes
+from repogym_gym.errors import PathEscapeError, WorkspaceError
+from repogym_gym.gitstore import BASELINE_REF, CANDIDATE_REF, GitStore, NumStat, git_apply
+from repogym_gym.task import Task
+from repogym_gym.tree import diff_manifests, remove_path, scan_tree, write_file_safely
+
+__all__ = ["Snapshot", "Workspace", "default_baseline_store"]
+
+_DEFAULT_STORES: dict[Path | None, BaselineStore] = {}
+
+
+def default_baseline_store() -> BaselineStore:
+    """The process-wide BaselineStore for the default cache directory."""
+    return _DEFAULT_STORES.setdefault(None, BaselineStore())
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A submission frozen at one instant: its classified changes and its patch.
+
+    Attributes:
+        changes: What is carried, rejected and ignored.
+        patch: git-format diff of the carried changes against the baseline ("" when none).
+        numstat: Added/removed lines per carried path.
+    """
+
+    changes: ChangeSet
+    patch: str
+    numstat: tuple[NumStat, ...]
+
+    @property
+    def lines_changed(self) -> int:
+        """Added plus removed lines over carried text files."""
+        return sum((s.added or 0) + (s.removed or 0) for s in self.numstat)
+
+
+class Workspace:
+    """A task materialised in a temporary directory.
+
+    Use :meth:`create`; close it (or use it as a context manager) to remove everything it made.
+
+    Attributes:
+        task: The task.
+        baseline: The cached baseline it was copied from.
+        root: The directory holding ``repo/`` and ``git/``.
+        path: The work tree (``root/repo``).
+    """
+
+    def __init__(self, task: Task, baseline: Baseline, root: Path) -> None:
+        self.task = task
+        self.baseline = baseline
+        self.root = root
+        self.path = root / "repo"
+        self.git = GitStore(root / "git", alternate=baseline.store.git_dir)
+        self.policy = CarryPolicy.for_task(task)
+        self._closed = False
+
+    @classmethod
+    def create(
+        cls, task: Task, *, store: BaselineStore | None = None, parent_dir: str | os.PathLike[str] | None = None
+    ) -> Workspace:
+        """Copy the task's baseline (building it once if needed) into a new workspace.
+
+        Args:
+            task: The task.
+            store: Where baselines are cached (default: the process-wide store).
+            parent_dir: Where to make the workspace (default: the system temp directory).
+
+        Raises:
+            SetupError: when building the baseline ran setup and it failed.
+            WorkspaceError: when the copy or the git store cannot be made.
+        """
+        baseline = (store or default_baseline_store()).get(task)
+        root = Path(tempfile.mkdtemp(prefix=f"repogym-{task.id}-", dir=parent_dir))
+        try:
+            copy_tree(baseline.tree, root / "repo")
+            git = GitStore.create(root / "git", alternate=baseline.store.git_dir)
+            git.git("update-ref", BASELINE_REF, baseline.commit)
+        except BaseException:
+            shutil.rmtree(root, ignore_errors=True)
+            raise
+        return cls(task, baseline, root)
+
+    # -- files -------------------------------------------------------------------------------
+
+    def resolve(self, rel: str) -> Path:
+        """Absolute path of ``rel`` inside the work tree, refusing anything that leaves it.
+
+        Raises:
+            PathEscapeError: for absolute paths, ``..`` escapes, or symlinks (anywhere on the
+                path) that resolve outside the work tree.
+        """
+        if not rel or "\0" in rel:
+            raise PathEscapeError(f"path {rel!r} is empty or contains a NUL byte")
+        candidate = Path(rel)
+        if candidate.is_absolute():
+            raise PathEscapeError(f"path {rel!r} is absolute; give a path relative to the repository")
+        full = self.path / candidate
+        real_root = self.path.resolve()
+        real = full.resolve()
+        if real != real_root and real_root not in real.parents:
+            raise PathEscapeError(f"path {rel!r} resolves outside the repository")
+        return full
+
+    def read(self, rel: str) -> str:
+        """Text of a file (utf-8, undecodable bytes replaced).
+
+        Raises:
+            PathEscapeError: see :meth:`resolve`.
+            FileNotFoundError: when there is no such file.
+        """
+        path = self.resolve(rel)
+        if not path.is_file():
+            raise FileNotFoundError(f"no file {rel!r} in the repository")
+        return path.read_bytes().decode("utf-8", errors="replace")
+
+    def write(self, rel: str, content: str | bytes) -> None:
+        """Create or overwrite a file (parents created), never writing through a symlink.
+
+        Raises:
+            PathEscapeError: see :meth:`resolve`.
+        """
+        self.resolve(rel)
+        data = content.encode("utf-8") if isinstance(content, str) else content
+        write_file_safely(self.path, Path(rel).as_posix(), data)
+
+    def list_files(self) -> list[str]:
+        """Relative paths of every file and symlink in the work tree, sorted, caches excluded."""
+        return sorted(p for p in scan_tree(self.path) if not self.policy.is_cache(p))
+
+    # -- changes -----------------------------------------------------------------------------
+
+    def snapshot(self) -> Snapshot:
+        """Freeze the submission: hash the tree, classify changes, build the patch.
+
+        Raises:
+            GitMetadataError: when the workspace's git metadata is gone or broken (fail closed).
+        """
+        self.git.harden()
+        self.git.verify_commit(self.baseline.commit)
+        changes = collect_changes(self.path, self.baseline.tree, dict(self.baseline.manifest), self.policy)
+        if not changes.carried:
+            return Snapshot(changes, "", ())
+        files = [(c.path, c.git_mode, c.data or b"") for c in changes.carried if c.status != "deleted"]
+        deleted = [c.path for c in changes.carried if c.status == "deleted"]
+        candidate = self.git.write_commit(
+            CANDIDATE_REF, files, parent=self.baseline.commit, deleted=deleted, message="candidate"
+        )
+        patch, numstat = self.git.diff(self.baseline.commit, candidate)
+        return Snapshot(changes, patch, tuple(numstat))
+
+    def diff(self) -> str:
+        """The carried changes as a git-format patch against the baseline."""
+        return self.snapshot().patch
+
+    def changed_paths(self) -> list[str]:
+        """Paths that differ from the baseline (caches included), sorted; cheap (no git)."""
+        return [c.path for c in diff_manifests(self.baseline.manifest, scan_tree(self.path))]
+
+    def apply_patch(self, patch: str) -> None:
+        """Apply a patch to the work tree, all or nothing.
+
+        Raises:
+            PatchError: when the text is not a patch or does not apply (git's reason quoted).
+        """
+        git_apply(patch, self.path)
+
+    def restore(self, paths: list[str]) -> None:
+        """Put ``paths`` back to their baseline content (removing those the baseline lacks)."""
+        for rel in paths:
+            entry = self.baseline.manifest.get(rel)
+            target = self.path / rel
+            if entry is None:
+                remove_path(target)
+            elif entry.kind == "symlink":
+                remove_path(target)
+                os.symlink(os.readlink(self.baseline.tree / rel), target)
+            else:
+                write_file_safely(self.path, rel, (self.baseline.tree / rel).read_bytes(), entry.mode)
+
+    def reset(self) -> None:
+        """Make the work tree equal to the baseline again (every change and cache removed)."""
+        try:
+            shutil.rmtree(self.path)
+            copy_tree(self.baseline.tree, self.path)
+        except OSError as exc:
+            raise WorkspaceError(f"cannot reset workspace {self.path}: {exc}") from None
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def close(self) -> None:
+        """Remove the workspace directory and everything in it; idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        _force_rmtree(self.root)
+
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _force_rmtree(root: Path) -> None:
+    """rmtree that also removes read-only directories an agent may have chmod-ed."""
+
+    def _onerror(func: object, path: str, _exc: object) -> None:
+        try:
+            os.chmod(os.path.dirname(path), 0o700)
+            os.chmod(path, 0o700)
+        except OSError:
+            pass
+        remove_path(Path(path))
+
+    shutil.rmtree(root, onerror=_onerror)  # noqa: B028 - onexc needs 3.12

@@ -1,0 +1,5 @@
+"""timefmt: human-friendly durations."""
+
+from timefmt.durations import UNITS, format_duration
+
+__all__ = ["UNITS", "format_duration"]

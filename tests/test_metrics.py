@@ -1,0 +1,267 @@
+"""Tests for repogym_gym.metrics: what each construct adds to cyclomatic complexity, qualnames,
+line spans, and reading files under a repository root."""
+
+from __future__ import annotations
+
+import doctest
+import textwrap
+from pathlib import Path
+
+import pydantic
+import pytest
+
+from repogym_gym import metrics
+from repogym_gym.metrics import FunctionMetrics, file_metrics, function_metrics
+
+
+def measure(source: str) -> dict[str, FunctionMetrics]:
+    """Metrics of a dedented snippet, keyed by qualname."""
+    return {m.qualname: m for m in function_metrics(textwrap.dedent(source))}
+
+
+def complexity_of(body: str) -> int:
+    """Complexity of a function ``f`` whose body is the dedented ``body``."""
+    source = "def f(a, b, c, xs):\n" + textwrap.indent(textwrap.dedent(body), "    ")
+    (only,) = function_metrics(source)
+    return only.complexity
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        pytest.param("return a\n", 1, id="straight_line_is_1"),
+        pytest.param("if a:\n    return b\n", 2, id="if"),
+        pytest.param("if a:\n    return b\nelse:\n    return c\n", 2, id="else_not_counted"),
+        pytest.param("for x in xs:\n    pass\n", 2, id="for"),
+        pytest.param("for x in xs:\n    pass\nelse:\n    pass\n", 2, id="for_else_not_counted"),
+        pytest.param("while a:\n    pass\n", 2, id="while"),
+        pytest.param(
+            "try:\n    pass\nexcept ValueError:\n    pass\nexcept KeyError:\n    pass\n",
+            3,
+            id="each_except_handler",
+        ),
+        pytest.param(
+            "try:\n    pass\nexcept ValueError:\n    pass\nelse:\n    pass\nfinally:\n    pass\n",
+            2,
+            id="try_else_finally_not_counted",
+        ),
+        pytest.param("return a and b\n", 2, id="boolop_two_operands"),
+        pytest.param("return a if b else c\n", 2, id="conditional_expression"),
+        pytest.param("return [x for x in xs]\n", 2, id="list_comprehension"),
+        pytest.param("return {x for x in xs if x}\n", 3, id="set_comprehension_with_if"),
+        pytest.param("return {x: x for x in xs}\n", 2, id="dict_comprehension"),
+        pytest.param("return sum(x for x in xs)\n", 2, id="generator_expression"),
+        pytest.param("assert a\n", 2, id="assert"),
+        pytest.param("g = lambda: a or b\n", 2, id="lambda_counts_for_enclosing_function"),
+    ],
+)
+def test_each_counted_construct_adds_its_decision_points(body: str, expected: int) -> None:
+    assert complexity_of(body) == expected
+
+
+def test_with_is_not_counted() -> None:
+    assert complexity_of("with a as x, b as y:\n    pass\n") == 1
+
+
+def test_elif_chain_counts_each_branch() -> None:
+    body = "if a:\n    pass\nelif b:\n    pass\nelif c:\n    pass\nelse:\n    pass\n"
+    assert complexity_of(body) == 4
+
+
+def test_boolop_with_three_operands_adds_two() -> None:
+    assert complexity_of("return a and b and c\n") == 3
+
+
+def test_mixed_boolops_count_each_operator() -> None:
+    assert complexity_of("return a and (b or c)\n") == 3
+
+
+def test_comprehension_with_two_for_clauses_and_an_if_adds_three() -> None:
+    assert complexity_of("return [x for x in xs for y in x if y]\n") == 4
+
+
+def test_match_with_three_cases_adds_three() -> None:
+    body = "match a:\n    case 1:\n        pass\n    case 2 | 3:\n        pass\n"
+    body += "    case _ if b:\n        pass\n"
+    assert complexity_of(body) == 4
+
+
+def test_nested_function_is_measured_separately_and_not_counted_in_parent() -> None:
+    result = measure(
+        """\
+        def outer(a):
+            if a:
+                pass
+            def inner(b):
+                for x in b:
+                    if x:
+                        pass
+            return inner
+        """
+    )
+    assert [m.qualname for m in result.values()] == ["outer", "outer.<locals>.inner"]
+    assert result["outer"].complexity == 2
+    assert result["outer.<locals>.inner"].complexity == 3
+
+
+def test_nested_function_defaults_and_decorators_count_for_parent() -> None:
+    result = measure(
+        """\
+        def outer(a, b):
+            @deco(a or b)
+            def inner(x=a if b else 0):
+                return x and a
+            return inner
+        """
+    )
+    assert result["outer"].complexity == 3
+    assert result["outer.<locals>.inner"].complexity == 2
+
+
+def test_methods_have_class_qualnames() -> None:
+    result = measure(
+        """\
+        class Outer:
+            flag = 1 if True else 0
+            def method(self):
+                pass
+            class Inner:
+                async def deep(self):
+                    pass
+
+        def factory():
+            class Local:
+                def m(self):
+                    return self or None
+            return Local
+        """
+    )
+    assert list(result) == [
+        "Outer.method",
+        "Outer.Inner.deep",
+        "factory",
+        "factory.<locals>.Local.m",
+    ]
+    assert result["factory"].complexity == 1
+    assert result["factory.<locals>.Local.m"].complexity == 2
+
+
+def test_class_body_inside_function_counts_for_that_function() -> None:
+    result = measure(
+        """\
+        def factory(a):
+            class Local:
+                value = 1 if a else 2
+            return Local
+        """
+    )
+    assert result["factory"].complexity == 2
+
+
+def test_module_and_class_level_code_is_not_measured() -> None:
+    source = "if True:\n    x = [y for y in range(3)]\nclass C:\n    z = 1 if x else 2\n"
+    assert function_metrics(source) == []
+
+
+def test_async_def_and_async_for_are_measured() -> None:
+    result = measure(
+        """\
+        async def fetch(source):
+            async for item in source:
+                async with item:
+                    pass
+        """
+    )
+    assert result["fetch"].complexity == 2
+    assert (result["fetch"].lineno, result["fetch"].end_lineno) == (1, 4)
+
+
+def test_length_excludes_decorators() -> None:
+    source = "import functools\n\n@functools.cache\n@staticmethod\n"
+    source += "def f():\n    x = 1\n    return x\n"
+    (only,) = function_metrics(source, path="pkg/mod.py")
+    assert only == FunctionMetrics(
+        path="pkg/mod.py", qualname="f", lineno=5, end_lineno=7, length=3, complexity=1
+    )
+
+
+def test_results_are_ordered_by_line() -> None:
+    result = function_metrics("def a():\n    def b():\n        pass\ndef c():\n    pass\n")
+    assert [(m.qualname, m.lineno) for m in result] == [("a", 1), ("a.<locals>.b", 2), ("c", 4)]
+
+
+def test_syntax_error_carries_the_path() -> None:
+    with pytest.raises(SyntaxError) as caught:
+        function_metrics("def f(:\n    pass\n", path="pkg/broken.py")
+    assert caught.value.filename == "pkg/broken.py"
+
+
+def test_null_byte_syntax_error_carries_the_path() -> None:
+    with pytest.raises(SyntaxError) as caught:
+        function_metrics("x = 1\0\n", path="pkg/nul.py")
+    assert caught.value.filename == "pkg/nul.py"
+
+
+def test_model_rejects_inconsistent_length() -> None:
+    with pytest.raises(pydantic.ValidationError, match="end_lineno - lineno \\+ 1 = 3"):
+        FunctionMetrics(path="a.py", qualname="f", lineno=1, end_lineno=3, length=2, complexity=1)
+
+
+def test_model_is_frozen_and_forbids_extra_fields() -> None:
+    fields = {"path": "a.py", "qualname": "f", "lineno": 1, "end_lineno": 1, "length": 1}
+    only = FunctionMetrics(**fields, complexity=1)
+    with pytest.raises(pydantic.ValidationError):
+        only.complexity = 2  # type: ignore[misc]
+    with pytest.raises(pydantic.ValidationError):
+        FunctionMetrics(**fields, complexity=1, extra=0)  # type: ignore[call-arg]
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    """A small repository: top.py, pkg/a.py, pkg/sub/b.py, and a non-Python file."""
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "top.py").write_text("def top():\n    pass\n", encoding="utf-8")
+    (tmp_path / "pkg" / "a.py").write_text("def a(x):\n    return x or 1\n", encoding="utf-8")
+    (tmp_path / "pkg" / "sub" / "b.py").write_text(
+        "\ufeffclass B:\n    def m(self):\n        pass\n", encoding="utf-8"
+    )
+    (tmp_path / "pkg" / "notes.txt").write_text("def not_python(:\n", encoding="utf-8")
+    return tmp_path
+
+
+def test_file_metrics_reads_files_and_directories_in_order(tree: Path) -> None:
+    result = file_metrics(tree, ["top.py", "pkg"])
+    assert [(m.path, m.qualname, m.complexity) for m in result] == [
+        ("top.py", "top", 1),
+        ("pkg/a.py", "a", 2),
+        ("pkg/sub/b.py", "B.m", 1),
+    ]
+
+
+def test_file_metrics_normalises_dot_paths(tree: Path) -> None:
+    result = file_metrics(tree, ["./pkg/sub/", "."])
+    assert [m.path for m in result] == ["pkg/sub/b.py", "pkg/a.py", "pkg/sub/b.py", "top.py"]
+
+
+def test_file_metrics_missing_path_raises_naming_it(tree: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="'pkg/missing.py'") as caught:
+        file_metrics(tree, ["top.py", "pkg/missing.py"])
+    assert caught.value.filename == "pkg/missing.py"
+
+
+def test_file_metrics_syntax_error_names_relative_path(tree: Path) -> None:
+    (tree / "pkg" / "bad.py").write_text("def bad(:\n", encoding="utf-8")
+    with pytest.raises(SyntaxError) as caught:
+        file_metrics(tree, ["pkg"])
+    assert caught.value.filename == "pkg/bad.py"
+
+
+def test_file_metrics_rejects_a_bare_string(tree: Path) -> None:
+    with pytest.raises(TypeError, match="pass a list"):
+        file_metrics(tree, "top.py")
+
+
+def test_docstring_examples_run() -> None:
+    outcome = doctest.testmod(metrics, raise_on_error=False, verbose=False)
+    assert outcome.attempted >= 2
+    assert outcome.failed == 0
