@@ -31,7 +31,7 @@ from repogym_gym.gitstore import BASELINE_REF, CANDIDATE_REF, GitStore, NumStat,
 from repogym_gym.task import Task
 from repogym_gym.tree import diff_manifests, remove_path, scan_tree, write_file_safely
 
-__all__ = ["Snapshot", "Workspace", "default_baseline_store"]
+__all__ = ["Snapshot", "Workspace", "default_baseline_store", "inject_hidden"]
 
 _DEFAULT_STORES: dict[Path | None, BaselineStore] = {}
 
@@ -231,6 +231,26 @@ class Workspace:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def inject_hidden(task: Task, repo: Path) -> list[str]:
+    """Copy the task's hidden files into ``repo`` at their relative paths; return those paths.
+
+    Only regular files are copied, and never through a symlink planted in ``repo``.
+
+    Raises:
+        PathEscapeError: when a hidden file's destination goes through a symlink.
+    """
+    hidden = task.hidden_dir
+    if hidden is None:
+        return []
+    injected = []
+    for path in sorted(hidden.rglob("*")):
+        if path.is_file() and not path.is_symlink():
+            rel = path.relative_to(hidden).as_posix()
+            write_file_safely(repo, rel, path.read_bytes(), 0o755 if path.stat().st_mode & 0o111 else 0o644)
+            injected.append(rel)
+    return injected
 
 
 def _force_rmtree(root: Path) -> None:

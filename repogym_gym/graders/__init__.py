@@ -1,0 +1,22 @@
+"""Graders: components with roles (objective / gate) combined into one GradeResult."""
+
+from repogym_gym.graders.base import Grader, GradingContext, component
+from repogym_gym.graders.composite import CompositeGrader, combine
+from repogym_gym.graders.constraint import ConstraintGrader
+from repogym_gym.graders.perf import PerfGrader, perf_score
+from repogym_gym.graders.quality import QualityGrader
+from repogym_gym.graders.tests import TestGrader, score_tests
+
+__all__ = [
+    "CompositeGrader",
+    "ConstraintGrader",
+    "Grader",
+    "GradingContext",
+    "PerfGrader",
+    "QualityGrader",
+    "TestGrader",
+    "combine",
+    "component",
+    "perf_score",
+    "score_tests",
+]

@@ -1,0 +1,71 @@
+"""CompositeGrader: objectives and gates into one GradeResult.
+
+``score = Σ wᵢ·sᵢ / Σ wᵢ`` over objectives, ``0`` if any gate failed; ``passed = all(passedᵢ)
+and score >= pass_threshold`` (design doc 000, "Objectives and gates"). With no objective, or
+only zero weights, the score is 0: gates never contribute credit.
+
+A grader that raises :class:`~repogym_gym.errors.GraderError` scores 0 with its message; any
+other exception is an infrastructure failure: the component scores 0 and the result carries
+``infra_error`` so trainers can mask the episode.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from repogym_gym.errors import GraderError
+from repogym_gym.graders.base import Grader, GradingContext
+from repogym_gym.results import GradeComponent
+
+__all__ = ["CompositeGrader", "combine"]
+
+
+def combine(components: Sequence[GradeComponent], pass_threshold: float) -> tuple[float, bool]:
+    """(score, passed) of components by the formula in the module docstring."""
+    objectives = [c for c in components if c.role == "objective"]
+    total_weight = sum(c.weight for c in objectives)
+    gates_ok = all(c.passed for c in components if c.role == "gate")
+    score = sum(c.weight * c.score for c in objectives) / total_weight if total_weight > 0 and gates_ok else 0.0
+    passed = bool(objectives) and all(c.passed for c in components) and score >= pass_threshold
+    return score, passed
+
+
+class CompositeGrader:
+    """Runs graders in order and combines their components.
+
+    Args:
+        graders: In run order (constraints first).
+        weights: Component name -> weight for objectives (default 1 each).
+        pass_threshold: Score needed to pass, in [0, 1].
+
+    Example:
+        >>> grader = CompositeGrader([ConstraintGrader(), TestGrader()], weights={"tests": 1.0})  # doctest: +SKIP
+    """
+
+    def __init__(self, graders: Sequence[Grader], weights: Mapping[str, float] | None = None, pass_threshold: float = 1.0) -> None:
+        names = [g.name for g in graders]
+        if len(set(names)) != len(names):
+            raise GraderError(f"grader names must be unique, got {names}")
+        unknown = sorted(set(weights or {}) - set(names))
+        if unknown:
+            raise GraderError(f"weights name graders that are not in the composite: {unknown} (graders: {names})")
+        self.graders = list(graders)
+        self.weights = dict(weights or {})
+        self.pass_threshold = pass_threshold
+
+    def grade(self, ctx: GradingContext) -> tuple[list[GradeComponent], str | None]:
+        """Every component, in order, and the first infrastructure error (or None)."""
+        components: list[GradeComponent] = []
+        infra_error: str | None = None
+        for grader in self.graders:
+            try:
+                comp = grader.grade(ctx)
+            except GraderError as exc:
+                comp = GradeComponent(name=grader.name, role=grader.role, score=0.0, passed=False, messages=[str(exc)])
+            except Exception as exc:  # noqa: BLE001 - a crashing grader is infrastructure, recorded
+                message = f"grader {grader.name!r} crashed: {type(exc).__name__}: {exc}"
+                infra_error = infra_error or message
+                comp = GradeComponent(name=grader.name, role=grader.role, score=0.0, passed=False, messages=[message])
+            weight = self.weights.get(grader.name, 1.0) if comp.role == "objective" else 0.0
+            components.append(comp.model_copy(update={"weight": weight}))
+        return components, infra_error

@@ -1,0 +1,99 @@
+"""ConstraintGrader: scope and tampering rules, always a gate, always run first.
+
+Each declared rule is one check; ``score = 1 - violated / checks`` and ``passed`` requires no
+violation (design doc 000, "ConstraintGrader"). Two checks are always on: ``protected_files``
+(a protected file changed: the change was not carried) and ``file_types`` (a symlink, special
+or oversized file was submitted: not carried).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import pathspec
+
+from repogym_gym.graders.base import GradingContext, component
+from repogym_gym.results import GradeComponent, Role
+
+__all__ = ["ConstraintGrader", "added_lines"]
+
+
+def added_lines(patch: str) -> dict[str, list[str]]:
+    """Added lines of a git-format patch, by path (``+++`` headers excluded)."""
+    lines: dict[str, list[str]] = {}
+    current: str | None = None
+    for line in patch.splitlines():
+        if line.startswith("diff --git "):
+            current = None
+        elif line.startswith("+++ "):
+            target = line[4:]
+            current = target[2:] if target.startswith("b/") else None
+        elif current is not None and line.startswith("+"):
+            lines.setdefault(current, []).append(line[1:])
+    return lines
+
+
+@dataclass
+class _Check:
+    name: str
+    violations: list[str]
+
+
+class ConstraintGrader:
+    """Scope and pattern rules over the submission (a gate)."""
+
+    name = "constraints"
+    role: Role = "gate"
+
+    def grade(self, ctx: GradingContext) -> GradeComponent:
+        spec = ctx.task.spec.constraints
+        changes = ctx.snapshot.changes
+        checks = [
+            _Check("protected_files", [r.reason for r in changes.rejected if r.rule == "protected"]),
+            _Check("file_types", [r.reason for r in changes.rejected if r.rule != "protected"]),
+        ]
+        changed = changes.files_changed()
+        if spec.allowed_files is not None:
+            allowed = pathspec.GitIgnoreSpec.from_lines(spec.allowed_files)
+            checks.append(_Check("allowed_files", [f"{p} is outside allowed_files" for p in changed if not allowed.match_file(p)]))
+        if spec.max_files_changed is not None:
+            over = len(changed) > spec.max_files_changed
+            checks.append(_Check("max_files_changed", [f"{len(changed)} files changed, limit {spec.max_files_changed}"] if over else []))
+        if spec.max_lines_changed is not None:
+            lines = ctx.snapshot.lines_changed
+            over = lines > spec.max_lines_changed
+            checks.append(_Check("max_lines_changed", [f"{lines} lines changed, limit {spec.max_lines_changed}"] if over else []))
+        added = added_lines(ctx.snapshot.patch)
+        for pattern in spec.forbidden_patterns:
+            regex = re.compile(pattern)
+            hits = [f"forbidden pattern {pattern!r} added in {path}" for path, ls in added.items() if any(regex.search(x) for x in ls)]
+            checks.append(_Check(f"forbidden:{pattern}", hits))
+        for pattern in spec.required_patterns:
+            regex = re.compile(pattern)
+            texts = [ctx.read(p) for p in self._pattern_files(ctx)]
+            found = any(regex.search(t) for t in texts)
+            checks.append(_Check(f"required:{pattern}", [] if found else [f"required pattern {pattern!r} not found in {spec.paths or 'the changed files'}"]))
+        violated = [c for c in checks if c.violations]
+        messages = [v for c in violated for v in c.violations]
+        return component(
+            self,
+            score=1.0 - len(violated) / len(checks),
+            passed=not violated,
+            messages=messages,
+            details={"checks": {c.name: c.violations for c in checks}, "ignored_caches": len(changes.ignored)},
+        )
+
+    @staticmethod
+    def _pattern_files(ctx: GradingContext) -> list[str]:
+        paths = ctx.task.spec.constraints.paths
+        if not paths:
+            return ctx.changed_files()
+        files: list[str] = []
+        for rel in paths:
+            target = ctx.repo / rel
+            if target.is_dir():
+                files += sorted(p.relative_to(ctx.repo).as_posix() for p in target.rglob("*") if p.is_file() and not p.is_symlink())
+            else:
+                files.append(rel)
+        return files

@@ -1,0 +1,50 @@
+"""QualityGrader: function length and cyclomatic complexity limits on ``constraints.paths``.
+
+Each set limit is one rule; ``score`` is the fraction of rules with no violating function, and
+``passed`` requires all (design doc 000, "QualityGrader"). It is the objective of refactor tasks
+and a gate elsewhere. Unreadable or unparseable files violate every rule.
+"""
+
+from __future__ import annotations
+
+from repogym_gym.graders.base import GradingContext, component
+from repogym_gym.metrics import file_metrics
+from repogym_gym.results import GradeComponent, Role
+
+__all__ = ["QualityGrader"]
+
+
+class QualityGrader:
+    """Measures every function under ``constraints.paths`` of the grading copy."""
+
+    name = "quality"
+
+    def __init__(self, role: Role = "gate") -> None:
+        self.role: Role = role
+
+    def grade(self, ctx: GradingContext) -> GradeComponent:
+        spec = ctx.task.spec.constraints
+        rules = {
+            "max_function_length": (spec.max_function_length, "length", "lines"),
+            "max_cyclomatic_complexity": (spec.max_cyclomatic_complexity, "complexity", "complexity"),
+        }
+        rules = {k: v for k, v in rules.items() if v[0] is not None}
+        try:
+            metrics = file_metrics(ctx.repo, spec.paths)
+        except (OSError, SyntaxError, UnicodeDecodeError, ValueError) as exc:
+            return component(self, score=0.0, passed=False, messages=[f"cannot measure {spec.paths}: {exc}"],
+                             details={"violations": {name: ["unmeasurable"] for name in rules}})
+        violations: dict[str, list[str]] = {}
+        for name, (limit, attr, unit) in rules.items():
+            violations[name] = [
+                f"{m.path}:{m.lineno} {m.qualname}: {getattr(m, attr)} {unit} > {limit}"
+                for m in metrics if getattr(m, attr) > limit
+            ]
+        bad = [name for name, v in violations.items() if v]
+        messages = [v for name in bad for v in violations[name]]
+        worst = {
+            "max_function_length": max((m.length for m in metrics), default=0),
+            "max_cyclomatic_complexity": max((m.complexity for m in metrics), default=0),
+        }
+        return component(self, score=1 - len(bad) / len(rules), passed=not bad, messages=messages,
+                         details={"violations": violations, "worst": worst, "functions": len(metrics)})

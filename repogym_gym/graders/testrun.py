@@ -1,0 +1,212 @@
+"""Running a task's tests with runner settings the grader owns, and judging whether the run counts.
+
+For ``runner: pytest`` the grader builds the whole invocation itself::
+
+    python -I -m pytest -c <scratch>/pytest.ini --rootdir <repo> --confcutdir <repo>
+        -p no:cacheprovider --continue-on-collection-errors <task args> <sentinel>
+
+- ``-I``: an isolated interpreter (no ``PYTHONPATH``, user site or current directory on sys.path);
+- ``-c``: the grader's own ini, so ``pytest.ini``/``pyproject.toml``/``tox.ini``/``setup.cfg`` in
+  the repository are never read; it carries the *baseline's* settings (markers, python_files,
+  ...) except ``addopts`` and ``required_plugins``, with absolute ``pythonpath`` entries and
+  ``junit_family = xunit1`` (so node ids can be rebuilt from the report);
+- ``PYTEST_DISABLE_PLUGIN_AUTOLOAD=1``: no third-party plugin loads by entry point;
+- a randomly named sentinel test that must fail: if the report lacks it or it passed, the
+  report is forged or the run was tampered with, and the run is invalid.
+
+A run is invalid (and the test component scores 0) when it timed out, wrote no parseable
+report, lost or passed the sentinel, or its exit code disagrees with its report (pytest with a
+failing sentinel must exit 1).
+"""
+
+from __future__ import annotations
+
+import configparser
+import secrets
+import shlex
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from repogym_gym.errors import JUnitParseError
+from repogym_gym.junit import JUnitReport, parse_junit_xml
+from repogym_gym.results import CommandResult
+from repogym_gym.sandbox import Sandbox
+from repogym_gym.spec import TestSpec
+
+__all__ = ["TestRun", "baseline_pytest_settings", "pytest_argv", "run_tests"]
+
+#: Baseline ini keys carried into the grader's ini (everything else is dropped).
+CARRIED_INI_KEYS = (
+    "python_files",
+    "python_classes",
+    "python_functions",
+    "markers",
+    "norecursedirs",
+    "testpaths",
+    "filterwarnings",
+    "xfail_strict",
+    "doctest_optionflags",
+    "usefixtures",
+    "empty_parameter_set_mark",
+    "pythonpath",
+    "asyncio_mode",
+)
+
+
+def _ini_value(value: object) -> str:
+    if isinstance(value, list):
+        return "\n" + "\n".join(str(v) for v in value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def baseline_pytest_settings(tree: Path) -> dict[str, str]:
+    """The carried pytest settings of the baseline tree, in pytest's own lookup order.
+
+    Looks at ``pytest.ini`` ([pytest]), ``pyproject.toml`` ([tool.pytest.ini_options]),
+    ``tox.ini`` ([pytest]) and ``setup.cfg`` ([tool:pytest]) at the tree's top; the first that
+    has a pytest section wins. Unreadable files are skipped.
+    """
+    candidates: list[tuple[str, str]] = [("pytest.ini", "pytest"), ("pyproject.toml", ""), ("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")]
+    for name, section in candidates:
+        path = tree / name
+        if not path.is_file() or path.is_symlink():
+            continue
+        try:
+            if name == "pyproject.toml":
+                table = tomllib.loads(path.read_text(encoding="utf-8")).get("tool", {}).get("pytest", {}).get("ini_options")
+                if isinstance(table, dict):
+                    return {k: _ini_value(v) for k, v in table.items() if k in CARRIED_INI_KEYS}
+                continue
+            parser = configparser.ConfigParser(interpolation=None)
+            parser.read_string(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, configparser.Error):
+            continue
+        if parser.has_section(section):
+            return {k: v for k, v in parser.items(section) if k in CARRIED_INI_KEYS}
+        if name == "pytest.ini":
+            return {}
+    return {}
+
+
+def _task_args(spec: TestSpec, junit: Path) -> list[str]:
+    argv = shlex.split(spec.command.replace("{junit}", str(junit)))
+    for launcher in (["pytest"], ["python", "-m", "pytest"], ["python3", "-m", "pytest"]):
+        if argv[: len(launcher)] == launcher:
+            return argv[len(launcher) :]
+    return argv
+
+
+def write_ini(path: Path, repo: Path, baseline_tree: Path, spec: TestSpec) -> None:
+    """Write the grader-owned pytest ini for a run in ``repo``."""
+    settings = baseline_pytest_settings(baseline_tree)
+    extra_paths = settings.pop("pythonpath", "").split()
+    pythonpath = [str((repo / p).resolve()) for p in [*spec.pythonpath, *extra_paths]]
+    lines = ["[pytest]", "addopts ="]
+    lines += [f"{k} = " + v.replace("\n", "\n    ") for k, v in settings.items()]
+    lines += ["pythonpath =" + "".join(f"\n    {p}" for p in pythonpath), "junit_family = xunit1", "junit_logging = no"]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def pytest_argv(spec: TestSpec, repo: Path, ini: Path, junit: Path, sentinel: str | None) -> list[str]:
+    """The grader's pytest command line (see the module docstring)."""
+    argv = ["python", "-I", "-m", "pytest", "-c", str(ini), "--rootdir", str(repo), "--confcutdir", str(repo)]
+    argv += ["-p", "no:cacheprovider", "--continue-on-collection-errors", *_task_args(spec, junit)]
+    return argv + ([sentinel] if sentinel else [])
+
+
+@dataclass(frozen=True)
+class TestRun:
+    """One test run and the verdict on whether it counts.
+
+    Attributes:
+        result: What the command did.
+        report: The parsed JUnit report (None when there was none or it did not parse).
+        invalid: Why the run cannot be trusted (None when it can).
+        sentinel: The sentinel's node id (pytest runner), or None.
+    """
+
+    __test__ = False
+
+    result: CommandResult
+    report: JUnitReport | None
+    invalid: str | None
+    sentinel: str | None = None
+
+
+def _plant_sentinel(repo: Path) -> tuple[str, str]:
+    token = secrets.token_hex(6)
+    filename = f"test_{token}.py"
+    func = f"test_{secrets.token_hex(6)}"
+    (repo / filename).write_text(f"def {func}():\n    assert False, 'repogym sentinel: this test must fail'\n")
+    return filename, f"{filename}::{func}"
+
+
+def run_tests(
+    spec: TestSpec,
+    *,
+    repo: Path,
+    scratch: Path,
+    baseline_tree: Path,
+    sandbox: Sandbox,
+    timeout_s: float,
+    output_limit_bytes: int,
+    sentinel: bool = True,
+) -> TestRun:
+    """Run the task's tests in ``repo`` and judge the run.
+
+    Args:
+        spec: The task's ``tests`` section.
+        repo: The tree to test (a grading copy, or a workspace for visible-test feedback).
+        scratch: A directory outside ``repo`` for the ini and the report.
+        baseline_tree: Where the trusted pytest settings are read from.
+        sandbox: Where the command runs.
+        timeout_s: Seconds before the run is killed.
+        output_limit_bytes: Output kept per stream.
+        sentinel: Plant a must-fail sentinel test (pytest runner only).
+    """
+    scratch.mkdir(parents=True, exist_ok=True)
+    junit = scratch / f"junit-{secrets.token_hex(4)}.xml"
+    sentinel_id = None
+    if spec.runner == "pytest":
+        ini = scratch / "pytest.ini"
+        write_ini(ini, repo, baseline_tree, spec)
+        sentinel_file = None
+        if sentinel:
+            sentinel_file, sentinel_id = _plant_sentinel(repo)
+        argv = pytest_argv(spec, repo, ini, junit, sentinel_file)
+        env = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    else:
+        argv = ["bash", "-c", spec.command.replace("{junit}", shlex.quote(str(junit)))]
+        env = {}
+    result = sandbox.run(argv, cwd=repo, timeout_s=timeout_s, env=env, output_limit_bytes=output_limit_bytes)
+    if sentinel_id:
+        (repo / sentinel_id.split("::")[0]).unlink(missing_ok=True)
+    if result.timed_out:
+        return TestRun(result, None, f"the test run timed out after {timeout_s:g} s", sentinel_id)
+    try:
+        report = parse_junit_xml(junit)
+    except JUnitParseError as exc:
+        return TestRun(result, None, f"no usable test report (exit code {result.exit_code}): {exc}", sentinel_id)
+    return TestRun(result, report, _judge(spec, result, report, sentinel_id), sentinel_id)
+
+
+def _judge(spec: TestSpec, result: CommandResult, report: JUnitReport, sentinel_id: str | None) -> str | None:
+    failing = [i for i in report.failed_ids() if i != sentinel_id]
+    if sentinel_id is not None:
+        status = report.status_of(sentinel_id)
+        if status != "failed":
+            return f"the must-fail sentinel test is {status} in the report: the report is forged or the run was tampered with"
+        if result.exit_code != 1:
+            return f"pytest exited {result.exit_code} but its report holds a failing test (expected exit code 1)"
+        return None
+    if spec.runner == "pytest":
+        expected = 1 if failing else 0
+        if result.exit_code != expected:
+            return f"pytest exited {result.exit_code} but its report says {len(failing)} failing tests"
+        return None
+    if (result.exit_code == 0) != (not failing):
+        return f"the test command exited {result.exit_code} but its report says {len(failing)} failing tests"
+    return None

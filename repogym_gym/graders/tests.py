@@ -1,0 +1,102 @@
+"""TestGrader: fail_to_pass / pass_to_pass outcomes from a JUnit report of a trusted run.
+
+Score (design doc 000, "TestGrader"):
+
+============================================================  =====================================
+situation                                                     score
+============================================================  =====================================
+k of n fail_to_pass pass, partial credit on                   k / n
+partial credit off, any fail_to_pass failing                  0
+any pass_to_pass broken, require_all_pass_to_pass on          0
+any pass_to_pass broken, off                                  score x (1 - broken / total)
+no fail_to_pass declared (refactor / perf)                    1 if all pass_to_pass pass
+no report, timeout, forged report, exit code disagreeing      0 with a message
+============================================================  =====================================
+
+An id absent from the report counts as failed ("missing"); skipped counts as not passing.
+"""
+
+from __future__ import annotations
+
+from repogym_gym.graders.base import GradingContext, component
+from repogym_gym.graders.testrun import TestRun, run_tests
+from repogym_gym.results import GradeComponent, Role, TestOutcome
+
+__all__ = ["TestGrader", "score_tests"]
+
+
+def score_tests(
+    fail_to_pass: dict[str, TestOutcome],
+    pass_to_pass: dict[str, TestOutcome],
+    *,
+    partial_credit: bool,
+    require_all_pass_to_pass: bool,
+) -> tuple[float, bool, list[str]]:
+    """Score per-test outcomes by the table in the module docstring.
+
+    Returns:
+        (score in [0, 1], passed, messages).
+    """
+    messages = []
+    passing = [i for i, s in fail_to_pass.items() if s == "passed"]
+    total = len(fail_to_pass)
+    if total:
+        score = len(passing) / total if partial_credit else float(len(passing) == total)
+        messages.append(f"{len(passing)}/{total} fail_to_pass tests pass")
+    else:
+        score = 1.0
+    broken = sorted(i for i, s in pass_to_pass.items() if s != "passed")
+    if broken:
+        messages.append(f"{len(broken)}/{len(pass_to_pass)} pass_to_pass tests broken: {broken[:10]}")
+        score = 0.0 if require_all_pass_to_pass else score * (1 - len(broken) / len(pass_to_pass))
+    passed = len(passing) == total and not broken
+    return score, passed, messages
+
+
+class TestGrader:
+    """Runs the tests in the grading copy and scores fail_to_pass / pass_to_pass.
+
+    Args:
+        role: ``objective`` for bugfix/feature tasks, ``gate`` for refactor/perf tasks.
+    """
+
+    __test__ = False
+    name = "tests"
+
+    def __init__(self, role: Role = "objective") -> None:
+        self.role: Role = role
+
+    def grade(self, ctx: GradingContext) -> GradeComponent:
+        spec = ctx.task.spec
+        run = run_tests(
+            spec.tests,
+            repo=ctx.repo,
+            scratch=ctx.scratch / "tests",
+            baseline_tree=ctx.baseline.tree,
+            sandbox=ctx.sandbox,
+            timeout_s=spec.limits.test_timeout_s,
+            output_limit_bytes=spec.limits.output_limit_bytes,
+        )
+        return self.score_run(ctx, run)
+
+    def score_run(self, ctx: GradingContext, run: TestRun) -> GradeComponent:
+        spec = ctx.task.spec
+        details: dict[str, object] = {
+            "exit_code": run.result.exit_code,
+            "duration_s": round(run.result.duration_s, 3),
+            "output_tail": run.result.tail(1500),
+        }
+        if run.invalid is not None or run.report is None:
+            missing: dict[str, TestOutcome] = {i: "missing" for i in spec.tests.fail_to_pass}
+            details |= {"invalid": run.invalid, "fail_to_pass": missing,
+                        "pass_to_pass": {i: "missing" for i in spec.tests.pass_to_pass}}
+            return component(self, score=0.0, passed=False, messages=[f"invalid test run: {run.invalid}"], details=details)
+        report = run.report
+        f2p = {i: report.status_of(i) for i in spec.tests.fail_to_pass}
+        p2p = {i: report.status_of(i) for i in spec.tests.pass_to_pass}
+        score, passed, messages = score_tests(
+            f2p, p2p, partial_credit=spec.grading.partial_credit,
+            require_all_pass_to_pass=spec.grading.require_all_pass_to_pass,
+        )
+        details |= {"fail_to_pass": f2p, "pass_to_pass": p2p, "flaky": [i for i in report.flaky if i != run.sentinel]}
+        return component(self, score=score, passed=passed, messages=messages, details=details)

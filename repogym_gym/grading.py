@@ -1,0 +1,163 @@
+"""Grading a submission: the patch, carried into a fresh copy of the baseline, never the workspace.
+
+``grade_workspace`` freezes the agent's workspace into a :class:`~repogym_gym.workspace.Snapshot`
+(hashing every file; git-ignored ones included), then :func:`grade_snapshot` copies the cached
+baseline into a grader-owned temporary directory, verifies the copy against the baseline
+manifest, writes the carried bytes in, injects hidden tests and runs the task's graders there.
+The agent's workspace and its processes never see that copy or the hidden tests.
+
+``grade_patch`` is the pure-function form: reward = f(task, patch).
+
+Example:
+    >>> result = grade_patch(task, task.golden_patch())     # doctest: +SKIP
+    >>> result.summary()                                    # doctest: +SKIP
+    'PASS 1.000 (constraints=1.00✓(gate), tests=1.00✓)'
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from repogym_gym.baseline import Baseline, BaselineStore, copy_tree
+from repogym_gym.errors import PatchError, RepoGymError, SetupError, WorkspaceError
+from repogym_gym.graders import CompositeGrader, ConstraintGrader, GradingContext, PerfGrader, QualityGrader, TestGrader
+from repogym_gym.graders.composite import combine
+from repogym_gym.results import GradeComponent, GradeResult
+from repogym_gym.sandbox import LocalSandbox, Sandbox
+from repogym_gym.task import Task
+from repogym_gym.tree import remove_path, scan_tree, write_file_safely
+from repogym_gym.workspace import Snapshot, Workspace, inject_hidden
+
+__all__ = ["default_grader", "grade_patch", "grade_snapshot", "grade_workspace"]
+
+
+def default_grader(task: Task) -> CompositeGrader:
+    """The task type's pipeline: constraints, tests, quality (if limits are set), perf (perf tasks).
+
+    Roles follow the task type: tests are the objective of bugfix/feature tasks and a gate
+    elsewhere; quality is the objective of refactor tasks and a gate elsewhere.
+    """
+    spec = task.spec
+    objectives = spec.objectives()
+    graders: list = [ConstraintGrader(), TestGrader(role="objective" if "tests" in objectives else "gate")]
+    if spec.constraints.has_quality_limits():
+        graders.append(QualityGrader(role="objective" if "quality" in objectives else "gate"))
+    if spec.perf is not None:
+        graders.append(PerfGrader())
+    return CompositeGrader(graders, weights=spec.grading.weights, pass_threshold=spec.grading.pass_threshold)
+
+
+def _failed(task: Task, name: str, message: str, start: float, *, infra: bool, snapshot: Snapshot | None = None) -> GradeResult:
+    comp = GradeComponent(name=name, role="gate", score=0.0, passed=False, messages=[message])
+    return GradeResult(
+        task_id=task.id, score=0.0, passed=False, components=[comp],
+        patch=snapshot.patch if snapshot else "",
+        files_changed=snapshot.changes.files_changed() if snapshot else [],
+        lines_changed=snapshot.lines_changed if snapshot else 0,
+        infra_error=message if infra else None, duration_s=time.monotonic() - start,
+    )
+
+
+def _build_copy(task: Task, baseline: Baseline, snapshot: Snapshot, repo: Path) -> tuple[str, ...]:
+    copy_tree(baseline.tree, repo)
+    if scan_tree(repo) != dict(baseline.manifest):
+        raise WorkspaceError(f"the cached baseline of {task.id!r} at {baseline.tree} was modified; delete it to rebuild")
+    for change in snapshot.changes.carried:
+        if change.status == "deleted":
+            remove_path(repo / change.path)
+        elif change.git_mode == 0o120000:
+            write_file_safely(repo, change.path, b"")  # checks the parents, then replace by the link
+            remove_path(repo / change.path)
+            os.symlink((change.data or b"").decode(), repo / change.path)
+        else:
+            write_file_safely(repo, change.path, change.data or b"", 0o755 if change.git_mode == 0o100755 else 0o644)
+    return tuple(inject_hidden(task, repo))
+
+
+def grade_snapshot(
+    task: Task,
+    baseline: Baseline,
+    snapshot: Snapshot,
+    *,
+    sandbox: Sandbox | None = None,
+    grader: CompositeGrader | None = None,
+) -> GradeResult:
+    """Grade a frozen submission in a fresh, grader-owned copy of the baseline.
+
+    Never raises for anything the submission did; infrastructure failures come back as a
+    0 score with ``infra_error`` set.
+    """
+    start = time.monotonic()
+    sandbox = sandbox or LocalSandbox()
+    grader = grader or default_grader(task)
+    root = Path(tempfile.mkdtemp(prefix=f"repogym-grade-{task.id}-"))
+    try:
+        try:
+            hidden = _build_copy(task, baseline, snapshot, root / "repo")
+        except (OSError, RepoGymError) as exc:
+            return _failed(task, "grading_copy", f"cannot build the grading copy: {exc}", start, infra=True, snapshot=snapshot)
+        (root / "scratch").mkdir()
+        ctx = GradingContext(task, baseline, snapshot, root / "repo", root / "scratch", sandbox, hidden)
+        components, infra_error = grader.grade(ctx)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    score, passed = combine(components, grader.pass_threshold)
+    tests = next((c for c in components if c.name == "tests"), None)
+    return GradeResult(
+        task_id=task.id,
+        score=0.0 if infra_error else score,
+        passed=passed and not infra_error,
+        components=components,
+        patch=snapshot.patch,
+        files_changed=snapshot.changes.files_changed(),
+        lines_changed=snapshot.lines_changed,
+        fail_to_pass=tests.details.get("fail_to_pass", {}) if tests else {},
+        pass_to_pass=tests.details.get("pass_to_pass", {}) if tests else {},
+        infra_error=infra_error,
+        duration_s=time.monotonic() - start,
+    )
+
+
+def grade_workspace(
+    workspace: Workspace, *, sandbox: Sandbox | None = None, grader: CompositeGrader | None = None
+) -> GradeResult:
+    """Freeze ``workspace`` and grade the submission (see :func:`grade_snapshot`).
+
+    Destroyed git metadata fails closed: score 0 with a message (not an infrastructure error).
+    """
+    start = time.monotonic()
+    try:
+        snapshot = workspace.snapshot()
+    except WorkspaceError as exc:
+        return _failed(workspace.task, "snapshot", f"cannot snapshot the workspace: {exc}", start, infra=False)
+    return grade_snapshot(workspace.task, workspace.baseline, snapshot, sandbox=sandbox, grader=grader)
+
+
+def grade_patch(
+    task: Task,
+    patch: str,
+    *,
+    store: BaselineStore | None = None,
+    sandbox: Sandbox | None = None,
+    grader: CompositeGrader | None = None,
+) -> GradeResult:
+    """Grade ``patch`` against ``task``: reward as a pure function of task and patch.
+
+    A patch that does not apply scores 0 with git's reason (a ``patch`` component); a task whose
+    setup fails comes back with ``infra_error``.
+    """
+    start = time.monotonic()
+    try:
+        workspace = Workspace.create(task, store=store)
+    except (SetupError, WorkspaceError) as exc:
+        return _failed(task, "setup", str(exc), start, infra=True)
+    with workspace:
+        try:
+            workspace.apply_patch(patch)
+        except PatchError as exc:
+            return _failed(task, "patch", str(exc), start, infra=False)
+        return grade_workspace(workspace, sandbox=sandbox, grader=grader)

@@ -1,0 +1,260 @@
+"""Parse a JUnit XML report into one status per test id, failing closed.
+
+Every ``<testcase>`` registers up to three keys, most specific first (the first is its
+*canonical id*): the pytest node id when pytest's ``junit_family=xunit1`` ``file`` attribute
+lets us rebuild it, ``"{classname}::{name}"``, and the bare ``name``. Ids are opaque: a name is
+never split on whitespace, ``::`` or ``[``. A test recorded several times is merged worst-wins
+(error > failed > skipped > passed); a report that holds no test at all is an error, never
+"nothing failed".
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from typing import Literal, Self
+from xml.etree import ElementTree
+
+import pydantic
+from junitparser import Attr, Error, Failure, JUnitXml, JUnitXmlError, Skipped, TestCase, TestSuite
+from junitparser.xunit2 import FlakyError, FlakyFailure, InterimResult, RerunError, RerunFailure
+
+from repogym_gym.errors import JUnitParseError
+
+__all__ = ["JUnitReport", "TestStatus", "parse_junit_string", "parse_junit_xml"]
+
+TestStatus = Literal["passed", "failed", "error", "skipped"]
+
+_RANK: dict[TestStatus, int] = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
+
+
+class _Rerun(InterimResult):
+    """A ``<rerun>`` child: an earlier attempt of the same test."""
+
+    _tag = "rerun"
+
+
+class _Case(TestCase):
+    """A ``<testcase>`` that also reads pytest's xunit1 ``file`` attribute."""
+
+    file = Attr()
+
+
+class _Suite(TestSuite):
+    testcase = _Case  # nested suites are walked by TestSuite.__iter__
+
+
+class _Xml(JUnitXml):
+    testsuite = _Suite
+
+
+_OUTCOMES: tuple[tuple[type, TestStatus], ...] = (
+    (Error, "error"), (Failure, "failed"), (Skipped, "skipped"))
+_RERUNS = (RerunFailure, RerunError, FlakyFailure, FlakyError, _Rerun)
+
+
+class JUnitReport(pydantic.BaseModel):
+    """Per-test statuses read from one JUnit XML report.
+
+    Built by :func:`parse_junit_xml` / :func:`parse_junit_string`; the validator below keeps a
+    hand-built report just as strict (at least one test, ``ids`` sorted and all in ``statuses``).
+    """
+
+    model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
+    __test__ = False  # keep pytest from collecting it
+
+    statuses: dict[str, TestStatus] = pydantic.Field(
+        description="Every registered key (node id, 'classname::name', bare name) -> its merged "
+        "status; a key shared by several tests holds the worst of their statuses."
+    )
+    ids: tuple[str, ...] = pydantic.Field(
+        description="Canonical id of every distinct test, sorted; each one is a key of statuses."
+    )
+    flaky: tuple[str, ...] = pydantic.Field(
+        description="Canonical ids (sorted) recorded several times with differing outcomes, or "
+        "carrying rerun/flaky child elements; empty when none."
+    )
+    tests: int = pydantic.Field(description="Number of distinct tests (len(ids)); always >= 1.")
+
+    @pydantic.model_validator(mode="after")
+    def _check_consistent(self) -> Self:
+        if self.tests < 1 or self.tests != len(self.ids):
+            raise ValueError(f"tests={self.tests} must be >= 1 and equal len(ids)={len(self.ids)}")
+        for field, values in (("ids", self.ids), ("flaky", self.flaky)):
+            if list(values) != sorted(set(values)):
+                raise ValueError(f"{field}={values!r} must be sorted and without duplicates")
+        if missing := sorted(set(self.ids) - self.statuses.keys()):
+            raise ValueError(f"ids {missing!r} have no entry in statuses; add their status")
+        if stray := sorted(set(self.flaky) - set(self.ids)):
+            raise ValueError(f"flaky ids {stray!r} are not in ids; add them to ids")
+        return self
+
+    def status_of(self, test_id: str) -> TestStatus | Literal["missing"]:
+        """Status registered under ``test_id``, or ``"missing"`` (callers count it as failed).
+
+        Args:
+            test_id: A node id, ``"classname::name"`` or bare name, compared verbatim.
+
+        Returns:
+            ``"passed"``, ``"failed"``, ``"error"``, ``"skipped"`` or ``"missing"``.
+
+        Example:
+            >>> report = parse_junit_string('<testsuite><testcase name="t"/></testsuite>')
+            >>> report.status_of("t"), report.status_of("T")
+            ('passed', 'missing')
+        """
+        return self.statuses.get(test_id, "missing")
+
+    def failed_ids(self) -> list[str]:
+        """Canonical ids whose status is ``"failed"`` or ``"error"``, sorted.
+
+        Example:
+            >>> parse_junit_string(
+            ...     '<testsuite><testcase classname="m" name="b"><error/></testcase>'
+            ...     '<testcase classname="m" name="a"><failure/></testcase></testsuite>'
+            ... ).failed_ids()
+            ['m::a', 'm::b']
+        """
+        return [i for i in self.ids if self.statuses[i] in ("failed", "error")]
+
+
+def parse_junit_xml(path: str | os.PathLike[str]) -> JUnitReport:
+    """Read the JUnit XML report at ``path`` (``<testsuites>`` or ``<testsuite>`` root).
+
+    Args:
+        path: The report file, e.g. the ``--junitxml`` target of a pytest run.
+
+    Returns:
+        The report; see :class:`JUnitReport` for its keys and merge rules.
+
+    Raises:
+        JUnitParseError: The file is missing or unreadable, is not (complete) XML, its root is
+            not ``<testsuites>``/``<testsuite>``, it holds no ``<testcase>``, or a testcase has
+            no name. The message starts with the path.
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     path = pathlib.Path(tmp) / "junit.xml"
+        ...     _ = path.write_text('<testsuites><testsuite name="s"><testcase name="t">'
+        ...                         '<skipped/></testcase></testsuite></testsuites>')
+        ...     parse_junit_xml(path).statuses
+        {'t': 'skipped'}
+    """
+    where = os.fspath(path)
+    xml = _load(where, lambda: _Xml.fromfile(where), lambda: ElementTree.parse(where).getroot())
+    return _build(xml, where)
+
+
+def parse_junit_string(text: str) -> JUnitReport:
+    """Parse a JUnit XML report held in ``text``; errors name the source ``"<string>"``.
+
+    Args:
+        text: The whole XML document.
+
+    Returns:
+        The report; see :class:`JUnitReport` for its keys and merge rules.
+
+    Raises:
+        JUnitParseError: As :func:`parse_junit_xml`, minus the file errors.
+
+    Example:
+        >>> report = parse_junit_string(
+        ...     '<testsuite name="s"><testcase classname="t.m" name="a"/>'
+        ...     '<testcase classname="t.m" name="b"><failure/></testcase></testsuite>')
+        >>> report.status_of("t.m::a"), report.status_of("b"), report.failed_ids()
+        ('passed', 'failed', ['t.m::b'])
+        >>> parse_junit_string("<testsuites/>")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        repogym_gym.errors.JUnitParseError: <string>: the JUnit report holds no <testcase> ...
+    """
+    xml = _load("<string>", lambda: _Xml.fromstring(text), lambda: ElementTree.fromstring(text))
+    return _build(xml, "<string>")
+
+
+def _load(where: str, read: Callable[[], _Xml], root: Callable[[], ElementTree.Element]) -> _Xml:
+    """Run junitparser's ``read``; turn every parser or I/O failure into a JUnitParseError."""
+    try:
+        return read()
+    except OSError as exc:
+        raise JUnitParseError(f"{where}: cannot read the JUnit report ({exc}); check that the "
+                              "test command ran and wrote it there") from exc
+    except (SyntaxError, ValueError) as exc:  # ElementTree's and lxml's ParseError are both
+        raise JUnitParseError(f"{where}: the JUnit report is not well-formed XML ({exc}); it "
+                              "may be truncated or not a report at all") from exc
+    except JUnitXmlError as exc:  # its message omits the tag; re-read it (parsing succeeded)
+        try:
+            tag = root().tag
+        except (OSError, SyntaxError, ValueError):
+            tag = "?"
+        raise JUnitParseError(f"{where}: root element is <{tag}>, expected <testsuites> or "
+                              "<testsuite>") from exc
+
+
+def _build(xml: _Xml, where: str) -> JUnitReport:
+    """Merge every testcase of ``xml`` into a JUnitReport (worst status wins)."""
+    outcomes: dict[str, list[TestStatus]] = defaultdict(list)  # canonical id -> each record
+    owners: dict[str, set[str]] = defaultdict(set)  # key -> canonical ids registering it
+    flaky: set[str] = set()
+    for case in (case for suite in xml for case in suite):
+        keys = _keys(case, where)
+        outcomes[keys[0]].append(_status(case))
+        if any(_has_child(case, kind) for kind in _RERUNS):
+            flaky.add(keys[0])
+        for key in keys:
+            owners[key].add(keys[0])
+    reported = sum(len(records) for records in outcomes.values())
+    present = sum(1 for _ in xml._elem.iter("testcase"))  # junitparser only walks suites
+    if present != reported:
+        raise JUnitParseError(f"{where}: {present - reported} of {present} <testcase> elements are "
+                              "not directly inside a <testsuite>; refusing a partial reading")
+    if not outcomes:
+        raise JUnitParseError(f"{where}: the JUnit report holds no <testcase> element; the test "
+                              "run crashed or collected nothing, so nothing can count as passed")
+    merged = {canonical: _worst(records) for canonical, records in outcomes.items()}
+    flaky.update(c for c, records in outcomes.items() if len(set(records)) > 1)
+    return JUnitReport(
+        statuses={key: _worst(merged[c] for c in owned) for key, owned in owners.items()},
+        ids=tuple(sorted(outcomes)),
+        flaky=tuple(sorted(flaky)),
+        tests=len(outcomes),
+    )
+
+
+def _keys(case: _Case, where: str) -> list[str]:
+    """Keys of one testcase, canonical first, without duplicates."""
+    name, classname = case.name, case.classname or ""
+    if not name:
+        raise JUnitParseError(f"{where}: a <testcase> (classname={classname!r}) has no name "
+                              "attribute, so its result cannot be attributed to a test")
+    keys = [_pytest_node_id(case.file, classname, name)]
+    keys += [f"{classname}::{name}" if classname else None, name]
+    return list(dict.fromkeys(key for key in keys if key))
+
+
+def _pytest_node_id(file: str | None, classname: str, name: str) -> str | None:
+    """Rebuild pytest's node id from its xunit1 attributes, or None when they do not fit."""
+    if not file or not classname:
+        return None
+    module = file.replace("/", ".").removesuffix(".py")
+    if classname == module:
+        return f"{file}::{name}"
+    if classname.startswith(module + "."):
+        return f"{file}::{classname[len(module) + 1 :].replace('.', '::')}::{name}"
+    return None
+
+
+def _status(case: _Case) -> TestStatus:
+    """Outcome of one testcase from its direct children (rerun/flaky children do not count)."""
+    return _worst(status for kind, status in _OUTCOMES if _has_child(case, kind))
+
+
+def _has_child(case: _Case, kind: type) -> bool:
+    """Whether ``case`` has a direct child element of junitparser type ``kind``."""
+    return next(case.iterchildren(kind), None) is not None
+
+
+def _worst(statuses: Iterable[TestStatus]) -> TestStatus:
+    return max(statuses, key=_RANK.__getitem__, default="passed")
