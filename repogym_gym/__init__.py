@@ -1,0 +1,85 @@
+"""repogym_gym: coding tasks as reinforcement-learning environments.
+
+A coding task is data (``task.yaml`` + a source snapshot + hidden tests + a golden patch) and
+the reward is a pure function of the task and a patch: :func:`grade_patch`. Workspaces,
+sandboxes and graders exist to produce patches and evaluate them reproducibly.
+
+Example:
+    >>> import repogym_gym as rg
+    >>> task = rg.load_task("task_suites/starter/parse-duration")      # doctest: +SKIP
+    >>> rg.grade_patch(task, task.golden_patch()).score                # doctest: +SKIP
+    1.0
+"""
+
+from repogym_gym.baseline import BaselineStore
+from repogym_gym.errors import (
+    GraderError,
+    JUnitParseError,
+    PatchError,
+    PathEscapeError,
+    RepoGymError,
+    SandboxError,
+    SetupError,
+    TaskNotFoundError,
+    TaskSpecError,
+    WorkspaceError,
+)
+from repogym_gym.graders import (
+    CompositeGrader,
+    ConstraintGrader,
+    Grader,
+    GradingContext,
+    PerfGrader,
+    QualityGrader,
+    TestGrader,
+)
+from repogym_gym.grading import default_grader, grade_patch, grade_workspace
+from repogym_gym.junit import JUnitReport, parse_junit_xml
+from repogym_gym.results import CommandResult, GradeComponent, GradeResult
+from repogym_gym.sandbox import LocalSandbox, Sandbox, make_sandbox
+from repogym_gym.spec import TaskSpec
+from repogym_gym.task import Task, load_task, load_tasks
+from repogym_gym.validate import TaskValidation, validate_task
+from repogym_gym.workspace import Workspace
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BaselineStore",
+    "CommandResult",
+    "CompositeGrader",
+    "ConstraintGrader",
+    "GradeComponent",
+    "GradeResult",
+    "Grader",
+    "GraderError",
+    "GradingContext",
+    "JUnitParseError",
+    "JUnitReport",
+    "LocalSandbox",
+    "PatchError",
+    "PathEscapeError",
+    "PerfGrader",
+    "QualityGrader",
+    "RepoGymError",
+    "Sandbox",
+    "SandboxError",
+    "SetupError",
+    "Task",
+    "TaskNotFoundError",
+    "TaskSpec",
+    "TaskSpecError",
+    "TaskValidation",
+    "TestGrader",
+    "Workspace",
+    "WorkspaceError",
+    "__version__",
+    "default_grader",
+    "grade_patch",
+    "grade_workspace",
+    "load_task",
+    "load_tasks",
+    "make_sandbox",
+    "parse_junit_xml",
+    "validate_task",
+]

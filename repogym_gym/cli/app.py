@@ -1,0 +1,39 @@
+"""The ``repogym`` command: a thin Typer app that parses, calls one library function, and prints.
+
+Exit codes: 0 success; 1 the command ran and found a problem (an unsound task); 2 bad input
+(a malformed task.yaml, an unknown id, a missing path), printed as one message, no traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from rich.console import Console
+
+from repogym_gym.cli.tasks import tasks_app
+from repogym_gym.cli.validate import validate_command
+from repogym_gym.errors import RepoGymError
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="repogym",
+    help="Coding tasks as RL environments: validate tasks, inspect them, grade patches.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.add_typer(tasks_app, name="tasks")
+app.command("validate")(validate_command)
+
+EXIT_BAD_INPUT = 2
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the ``repogym`` script; turns library errors into exit code 2."""
+    try:
+        app(args=argv, prog_name="repogym")
+    except RepoGymError as exc:
+        Console(stderr=True).print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        sys.exit(EXIT_BAD_INPUT)

@@ -1,0 +1,47 @@
+"""``repogym tasks list|show|schema``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+import yaml
+from rich.console import Console
+from rich.table import Table
+
+from repogym_gym.spec import spec_json_schema
+from repogym_gym.task import load_task, load_tasks
+
+tasks_app = typer.Typer(help="List, show and describe tasks.", no_args_is_help=True)
+
+PathsArg = Annotated[list[Path], typer.Argument(help="Task or suite directories.", show_default=False)]
+
+
+@tasks_app.command("list")
+def list_tasks(
+    paths: PathsArg,
+    type_: Annotated[list[str] | None, typer.Option("--type", help="Keep tasks of this type (repeatable).")] = None,
+    tag: Annotated[list[str] | None, typer.Option(help="Keep tasks with this tag (repeatable).")] = None,
+) -> None:
+    """List tasks with their type, test counts and tags."""
+    tasks = load_tasks(paths, types=type_ or None, tags=tag or None)  # type: ignore[arg-type]
+    table = Table("id", "type", "fail_to_pass", "pass_to_pass", "tags", title=f"{len(tasks)} tasks")
+    for task in tasks:
+        spec = task.spec
+        table.add_row(task.id, spec.type, str(len(spec.tests.fail_to_pass)), str(len(spec.tests.pass_to_pass)), ", ".join(spec.tags))
+    Console().print(table)
+
+
+@tasks_app.command("show")
+def show_task(path: Annotated[Path, typer.Argument(help="A task directory.")]) -> None:
+    """Print a task's validated spec as YAML (defaults filled in)."""
+    task = load_task(path)
+    typer.echo(yaml.safe_dump(task.spec.model_dump(mode="json"), sort_keys=False, allow_unicode=True))
+
+
+@tasks_app.command("schema")
+def schema() -> None:
+    """Print the JSON Schema of task.yaml."""
+    typer.echo(json.dumps(spec_json_schema(), indent=2))

@@ -1,0 +1,62 @@
+"""``repogym validate PATH...``: prove tasks are sound reward signals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from repogym_gym.task import load_tasks
+from repogym_gym.validate import TaskValidation, validate_task
+
+
+def _scores(scores: list[float]) -> str:
+    if scores and len(set(scores)) == 1:
+        return f"{scores[0]:.3f} x{len(scores)}"
+    return " ".join(f"{s:.3f}" for s in scores)
+
+
+def validate_command(
+    paths: Annotated[list[Path], typer.Argument(help="Task or suite directories.", show_default=False)],
+    repeats: Annotated[int, typer.Option(min=1, help="Golden grades per task; all must be identical.")] = 3,
+    task_id: Annotated[list[str] | None, typer.Option("--id", help="Only this task id (repeatable).")] = None,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Also write the verdicts as JSON to this file.")] = None,
+) -> None:
+    """Check every task: baseline fails fail_to_pass and passes pass_to_pass, noop scores 0,
+    golden scores 1, and repeated golden grades agree. Exit code 0 only if all are sound."""
+    tasks = load_tasks(paths, ids=task_id or None)
+    results: list[TaskValidation] = []
+    err = Console(stderr=True)
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                  TimeElapsedColumn(), console=err, transient=True) as bar:
+        job = bar.add_task("validating", total=len(tasks))
+        for task in tasks:
+            results.append(validate_task(
+                task, repeats=repeats,
+                progress=lambda label, t=task: bar.update(job, description=f"{t.id}: {label}"),
+            ))
+            bar.advance(job)
+    table = Table(title="repogym validate")
+    table.add_column("task", no_wrap=True)
+    for name in ("type", "baseline", "noop", "golden", "repeatable"):
+        table.add_column(name, no_wrap=True)
+    table.add_column("seconds", justify="right")
+    for task, res in zip(tasks, results):
+        marks = {c.name: ("[green]ok[/]" if c.ok else "[red]FAIL[/]") for c in res.checks}
+        table.add_row(task.id, task.spec.type, marks.get("baseline", "-"), f"{marks.get('noop', '-')} {res.noop_score:.3f}",
+                      f"{marks.get('golden', '-')} {_scores(res.golden_scores)}",
+                      marks.get("repeatable", "-"), f"{res.duration_s:.1f}")
+    out = Console()
+    out.print(table)
+    bad = [r for r in results if not r.ok]
+    for res in bad:
+        for line in res.failures():
+            out.print(f"[red]{res.task_id}[/] {line}", highlight=False, soft_wrap=True)
+    if json_out is not None:
+        json_out.write_text("[" + ",\n".join(r.model_dump_json() for r in results) + "]\n")
+    out.print(f"{len(results) - len(bad)}/{len(results)} tasks sound")
+    raise typer.Exit(1 if bad else 0)

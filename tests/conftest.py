@@ -1,0 +1,145 @@
+"""Shared fixtures: an isolated baseline cache and a factory for tiny real tasks.
+
+The tiny task is a real Python package with a real bug (``add`` subtracts), visible tests,
+a hidden test and a golden patch; every grading in the suite runs real pytest on it.
+"""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from repogym_gym import workspace as workspace_module
+from repogym_gym.task import Task, load_task, load_tasks
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+STARTER = REPO_ROOT / "task_suites" / "starter"
+
+CALC_SOURCE = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n"
+VISIBLE_TESTS = textwrap.dedent(
+    """\
+    from calc import add, sub
+
+
+    def test_add():
+        assert add(2, 3) == 5
+
+
+    def test_sub():
+        assert sub(5, 3) == 2
+
+
+    def test_sub_zero():
+        assert sub(1, 0) == 1
+    """
+)
+HIDDEN_TESTS = textwrap.dedent(
+    """\
+    from calc import add
+
+
+    def test_add_negative():
+        assert add(-2, -3) == -5
+    """
+)
+GOLDEN_PATCH = textwrap.dedent(
+    """\
+    diff --git a/calc/__init__.py b/calc/__init__.py
+    --- a/calc/__init__.py
+    +++ b/calc/__init__.py
+    @@ -1,5 +1,5 @@
+     def add(a, b):
+    -    return a - b
+    +    return a + b
+     
+     
+     def sub(a, b):
+    """
+)
+FIXED_SOURCE = CALC_SOURCE.replace("return a - b", "return a + b", 1)
+
+
+def tiny_spec(**overrides: Any) -> dict[str, Any]:
+    """The tiny task's task.yaml as a dict; top-level keys in ``overrides`` replace the defaults."""
+    spec: dict[str, Any] = {
+        "id": "tiny-calc",
+        "type": "bugfix",
+        "problem_statement": "add(2, 3) returns -1 instead of 5.",
+        "tests": {
+            "command": "python -m pytest -q --junitxml={junit} tests",
+            "fail_to_pass": ["tests/test_calc.py::test_add", "tests/test_calc_hidden.py::test_add_negative"],
+            "pass_to_pass": ["tests/test_calc.py::test_sub", "tests/test_calc.py::test_sub_zero"],
+        },
+        "limits": {"max_steps": 10, "test_timeout_s": 60},
+        "tags": ["tiny"],
+    }
+    spec.update(overrides)
+    return spec
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Every test session gets its own baseline cache; the user's cache is never touched."""
+    cache = tmp_path_factory.mktemp("repogym-cache")
+    old = os.environ.get("REPOGYM_CACHE_DIR")
+    os.environ["REPOGYM_CACHE_DIR"] = str(cache)
+    workspace_module._DEFAULT_STORES.clear()
+    yield cache
+    workspace_module._DEFAULT_STORES.clear()
+    if old is None:
+        os.environ.pop("REPOGYM_CACHE_DIR", None)
+    else:
+        os.environ["REPOGYM_CACHE_DIR"] = old
+
+
+MakeTask = Callable[..., Task]
+
+
+@pytest.fixture
+def make_task(tmp_path: Path) -> MakeTask:
+    """Factory: ``make_task(files={...}, hidden={...}, patch=..., **spec_overrides) -> Task``.
+
+    ``files`` add or replace repo files (path -> text); ``hidden`` likewise for hidden/;
+    ``patch=None`` omits solution.patch. Each call makes a new task directory.
+    """
+    counter = iter(range(1000))
+
+    def factory(
+        files: dict[str, str] | None = None,
+        hidden: dict[str, str] | None = None,
+        patch: str | None = GOLDEN_PATCH,
+        **overrides: Any,
+    ) -> Task:
+        root = tmp_path / f"task{next(counter)}"
+        repo_files = {"calc/__init__.py": CALC_SOURCE, "tests/test_calc.py": VISIBLE_TESTS, **(files or {})}
+        hidden_files = {"tests/test_calc_hidden.py": HIDDEN_TESTS, **(hidden or {})}
+        for rel, text in repo_files.items():
+            (root / "repo" / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / "repo" / rel).write_text(text)
+        for rel, text in hidden_files.items():
+            (root / "hidden" / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / "hidden" / rel).write_text(text)
+        if patch is not None:
+            (root / "solution.patch").write_text(patch)
+        (root / "task.yaml").write_text(yaml.safe_dump(tiny_spec(**overrides), sort_keys=False))
+        return load_task(root)
+
+    return factory
+
+
+@pytest.fixture
+def tiny_task(make_task: MakeTask) -> Task:
+    """The tiny bugfix task with default settings."""
+    return make_task()
+
+
+@pytest.fixture(scope="session")
+def starter_tasks() -> list[Task]:
+    """The bundled starter suite."""
+    return load_tasks(STARTER)
