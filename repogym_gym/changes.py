@@ -185,6 +185,8 @@ def _classify(change: TreeChange, root: Path, baseline_tree: Path, policy: Carry
     fd = os.open(root / path, os.O_RDONLY | os.O_NOFOLLOW)
     with os.fdopen(fd, "rb") as fh:
         data = fh.read(MAX_CARRIED_FILE_BYTES + 1)
+    if len(data) > MAX_CARRIED_FILE_BYTES:  # grew after it was hashed
+        return Rejection(path, "too_large", f"{path} is over the {MAX_CARRIED_FILE_BYTES}-byte limit")
     mode = 0o100755 if new.mode & 0o111 else 0o100644
     return CarriedFile(path, change.status, mode, data)
 

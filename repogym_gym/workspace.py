@@ -174,6 +174,7 @@ class Workspace:
             CANDIDATE_REF, files, parent=self.baseline.commit, deleted=deleted, message="candidate"
         )
         patch, numstat = self.git.diff(self.baseline.commit, candidate)
+        self.git.git("update-ref", "-d", CANDIDATE_REF)  # the history keeps only the baseline commit
         return Snapshot(changes, patch, tuple(numstat))
 
     def diff(self) -> str:

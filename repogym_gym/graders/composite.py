@@ -4,6 +4,9 @@
 and score >= pass_threshold`` (design doc 000, "Objectives and gates"). With no objective, or
 only zero weights, the score is 0: gates never contribute credit.
 
+Expensive graders (``skip_after_failed_gate = True``, e.g. PerfGrader) are skipped with score 0
+once a gate has failed: the total is 0 anyway.
+
 A grader that raises :class:`~repogym_gym.errors.GraderError` scores 0 with its message; any
 other exception is an infrastructure failure: the component scores 0 and the result carries
 ``infra_error`` so trainers can mask the episode.
@@ -56,16 +59,26 @@ class CompositeGrader:
     def grade(self, ctx: GradingContext) -> tuple[list[GradeComponent], str | None]:
         """Every component, in order, and the first infrastructure error (or None)."""
         components: list[GradeComponent] = []
-        infra_error: str | None = None
+        infra_errors: list[str] = []
         for grader in self.graders:
-            try:
-                comp = grader.grade(ctx)
-            except GraderError as exc:
-                comp = GradeComponent(name=grader.name, role=grader.role, score=0.0, passed=False, messages=[str(exc)])
-            except Exception as exc:  # noqa: BLE001 - a crashing grader is infrastructure, recorded
-                message = f"grader {grader.name!r} crashed: {type(exc).__name__}: {exc}"
-                infra_error = infra_error or message
-                comp = GradeComponent(name=grader.name, role=grader.role, score=0.0, passed=False, messages=[message])
+            comp = self._run_one(grader, ctx, components, infra_errors)
             weight = self.weights.get(grader.name, 1.0) if comp.role == "objective" else 0.0
             components.append(comp.model_copy(update={"weight": weight}))
-        return components, infra_error
+        return components, (infra_errors[0] if infra_errors else None)
+
+    @staticmethod
+    def _run_one(grader: Grader, ctx: GradingContext, done: list[GradeComponent], infra_errors: list[str]) -> GradeComponent:
+        def zero(message: str) -> GradeComponent:
+            return GradeComponent(name=grader.name, role=grader.role, score=0.0, passed=False, messages=[message])
+
+        failed_gate = next((c.name for c in done if c.role == "gate" and not c.passed), None)
+        if failed_gate and getattr(grader, "skip_after_failed_gate", False):
+            return zero(f"skipped: the {failed_gate!r} gate failed, so the score is 0")
+        try:
+            return grader.grade(ctx)
+        except GraderError as exc:
+            return zero(str(exc))
+        except Exception as exc:  # noqa: BLE001 - a crashing grader is infrastructure, recorded
+            message = f"grader {grader.name!r} crashed: {type(exc).__name__}: {exc}"
+            infra_errors.append(message)
+            return zero(message)

@@ -58,6 +58,8 @@ class PerfGrader:
     """Times the task's benchmark in the grading copy against a pristine baseline copy."""
 
     name = "perf"
+    #: Benchmarks take seconds: once a gate failed (score 0 anyway) they are not run.
+    skip_after_failed_gate = True
 
     def __init__(self, role: Role = "objective") -> None:
         self.role: Role = role
