@@ -1,0 +1,199 @@
+"""Actions an agent takes and observations it gets back.
+
+Actions form one union discriminated on ``kind``; the order of :data:`ACTION_KINDS` is the
+index used by the Gymnasium ``Discrete`` kind field. Three forms parse to the same action:
+
+- a model or dict: ``{"kind": "read", "path": "pkg/mod.py"}``;
+- a JSON text: the same dict as JSON, or an OpenAI-style tool call
+  ``{"name": "read", "arguments": {"path": "pkg/mod.py"}}`` (``arguments`` may be a JSON
+  string; a ``{"function": {...}}`` wrapper and ``<tool_call>...</tool_call>`` tags are accepted);
+- a Gymnasium dict action with an integer ``kind`` (see :mod:`repogym_gym.gym.spaces`).
+
+Parsing never guesses: anything else raises :class:`ActionError` naming the field and value.
+
+Example:
+    >>> parse_action('{"name": "edit", "arguments": {"path": "a.py", "old": "x", "new": "y"}}')
+    EditAction(kind='edit', path='a.py', old='x', new='y')
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+import re
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from repogym_gym.errors import RepoGymError
+
+__all__ = [
+    "ACTION_KINDS",
+    "Action",
+    "ActionError",
+    "EditAction",
+    "ListFilesAction",
+    "Observation",
+    "ReadAction",
+    "RunAction",
+    "SubmitAction",
+    "TestAction",
+    "WriteAction",
+    "action_to_dict",
+    "parse_action",
+]
+
+
+class ActionError(RepoGymError, ValueError):
+    """An action that cannot be parsed or validated; the episode turns it into an observation."""
+
+
+class _Action(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ReadAction(_Action):
+    """Read a file of the repository."""
+
+    kind: Literal["read"] = "read"
+    path: str = Field(description="File path relative to the repository root.")
+
+
+class WriteAction(_Action):
+    """Create or overwrite a file with the given content."""
+
+    kind: Literal["write"] = "write"
+    path: str = Field(description="File path relative to the repository root.")
+    content: str = Field(description="The complete new content of the file.")
+
+
+class EditAction(_Action):
+    """Replace the one exact occurrence of ``old`` in a file with ``new``."""
+
+    kind: Literal["edit"] = "edit"
+    path: str = Field(description="File path relative to the repository root.")
+    old: str = Field(min_length=1, description="Exact text to replace; must occur exactly once in the file.")
+    new: str = Field(description="Replacement text.")
+
+
+class RunAction(_Action):
+    """Run a shell command in the repository (allowlisted programs only)."""
+
+    kind: Literal["run"] = "run"
+    command: str = Field(min_length=1, description="Shell command, e.g. 'grep -rn parse_ src'.")
+
+
+class TestAction(_Action):
+    """Run the task's visible tests and report per-test outcomes."""
+
+    __test__ = False
+    kind: Literal["test"] = "test"
+
+
+class ListFilesAction(_Action):
+    """List files of the repository under a directory."""
+
+    kind: Literal["list_files"] = "list_files"
+    path: str = Field(".", description="Directory relative to the repository root ('.' for all).")
+
+
+class SubmitAction(_Action):
+    """Finish the episode and have the current state of the repository graded."""
+
+    kind: Literal["submit"] = "submit"
+
+
+Action = Annotated[
+    Union[ReadAction, WriteAction, EditAction, RunAction, TestAction, ListFilesAction, SubmitAction],
+    Field(discriminator="kind"),
+]
+_ADAPTER: TypeAdapter[Any] = TypeAdapter(Action)
+
+#: Action kinds in the order of the Gymnasium ``Discrete`` kind index.
+ACTION_KINDS: tuple[str, ...] = ("read", "write", "edit", "run", "test", "list_files", "submit")
+ACTION_MODELS: dict[str, type[_Action]] = {
+    "read": ReadAction, "write": WriteAction, "edit": EditAction, "run": RunAction,
+    "test": TestAction, "list_files": ListFilesAction, "submit": SubmitAction,
+}
+_TOOL_CALL_TAG = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
+
+
+class Observation(BaseModel):
+    """What the agent sees after reset or a step.
+
+    Attributes:
+        text: The observation text (file content, command output, test summary, an error).
+        step: Steps taken so far in the episode.
+        steps_left: Steps left before the episode is graded and truncated.
+        exit_code: Exit code of the command the step ran; None when it ran none.
+        error: Set when the action was refused or failed (then ``text`` explains it).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    text: str
+    step: int = Field(ge=0)
+    steps_left: int = Field(ge=0)
+    exit_code: int | None = None
+    error: str | None = None
+
+
+def _from_mapping(data: Mapping[str, Any]) -> Any:
+    if "kind" not in data and "name" in data and "arguments" in data:
+        args = data["arguments"]
+        if isinstance(args, str):
+            try:
+                args = json.loads(args) if args.strip() else {}
+            except json.JSONDecodeError as exc:
+                raise ActionError(f"tool call arguments are not valid JSON: {exc}") from None
+        if not isinstance(args, Mapping):
+            raise ActionError(f"tool call arguments must be an object, got {type(args).__name__}")
+        data = {"kind": data["name"], **args}
+    if "kind" not in data and isinstance(data.get("function"), Mapping):
+        return _from_mapping(data["function"])
+    kind = data.get("kind")
+    if hasattr(kind, "__index__") and not isinstance(kind, bool):  # int, numpy integer
+        kind = operator.index(kind)
+        if not 0 <= kind < len(ACTION_KINDS):
+            raise ActionError(f"kind index {kind} is out of range 0..{len(ACTION_KINDS) - 1}")
+        model = ACTION_MODELS[ACTION_KINDS[kind]]
+        fields = {k: v for k, v in data.items() if k in model.model_fields and k != "kind"}
+        data = {"kind": ACTION_KINDS[kind], **fields}
+    if data.get("kind") not in ACTION_MODELS:
+        raise ActionError(f"unknown action kind {data.get('kind')!r}; valid kinds are {list(ACTION_KINDS)}")
+    try:
+        return _ADAPTER.validate_python(dict(data))
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'][1:]) or 'action'}: {err['msg']}" for err in exc.errors()
+        )
+        raise ActionError(f"invalid {data['kind']!r} action: {problems}") from None
+
+
+def parse_action(action: Any) -> Any:
+    """Turn a model, dict, Gymnasium dict or JSON/tool-call text into an Action.
+
+    Raises:
+        ActionError: naming the problem (unknown kind, missing field, bad JSON, wrong type).
+    """
+    if isinstance(action, _Action):
+        return action
+    if isinstance(action, str):
+        text = action.strip()
+        tagged = _TOOL_CALL_TAG.search(text)
+        if tagged:
+            text = tagged.group(1)
+        try:
+            action = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ActionError(f"action text is not JSON ({exc.msg} at character {exc.pos}); send e.g. "
+                              '{"kind": "read", "path": "README.md"}') from None
+    if not isinstance(action, Mapping):
+        raise ActionError(f"an action must be an object with a 'kind', got {type(action).__name__}")
+    return _from_mapping(action)
+
+
+def action_to_dict(action: Any) -> dict[str, Any]:
+    """The JSON-ready dict of an Action (for trajectories)."""
+    return action.model_dump(mode="json")

@@ -1,0 +1,350 @@
+"""RepoEnv: the episode logic (reset / step / close), with no Gymnasium import.
+
+An episode: ``reset()`` copies the task's cached baseline into a fresh workspace and returns
+the problem statement and the file tree; each ``step(action)`` reads, writes, edits, runs an
+allowlisted command, runs the visible tests or lists files; ``Submit`` grades the workspace
+(``terminated=True``) and so does running out of steps (``truncated=True``). The reward is
+sparse: 0 on every step and the graded score on the last one. With ``reward_shaping=True``,
+visible fail_to_pass tests that newly pass in a Test action earn up to 0.1 in total.
+
+"A bad action is data": an unknown kind, a missing field, a bad path, a refused or failing
+command comes back as an observation with ``error`` set (and ``info["parse_error"]`` for an
+action that did not parse), never as an exception. An infrastructure failure (setup crashed,
+sandbox broken) ends the episode with reward 0 and ``info["infra_error"]``.
+
+Example:
+    >>> env = RepoEnv(load_task("task_suites/starter/parse-duration"))    # doctest: +SKIP
+    >>> obs, info = env.reset()                                            # doctest: +SKIP
+    >>> env.step({"kind": "submit"}).reward                                # doctest: +SKIP
+    0.0
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from repogym_gym.actions import ActionError, Observation, action_to_dict, parse_action
+from repogym_gym.baseline import BaselineStore
+from repogym_gym.commands import DEFAULT_ALLOWLIST, CommandRefusedError, check_command
+from repogym_gym.errors import PathEscapeError, RepoGymError, SandboxError, SetupError, WorkspaceError
+from repogym_gym.graders.composite import CompositeGrader
+from repogym_gym.graders.testrun import run_tests
+from repogym_gym.grading import grade_workspace
+from repogym_gym.results import GradeResult
+from repogym_gym.sandbox import LocalSandbox, Sandbox
+from repogym_gym.task import Task
+from repogym_gym.trajectory import Trajectory, TrajectoryStep
+from repogym_gym.workspace import Workspace
+
+__all__ = ["MAX_OBSERVATION_CHARS", "EpisodeError", "RepoEnv", "StepResult"]
+
+#: Longest observation text, characters; longer text keeps its head and tail around a marker.
+MAX_OBSERVATION_CHARS = 50_000
+#: Total reward shaping can add in one episode.
+SHAPING_BUDGET = 0.1
+_TREE_LIMIT = 300
+
+
+class EpisodeError(RepoGymError, RuntimeError):
+    """``step()`` before ``reset()`` or after the episode ended."""
+
+
+@dataclass
+class StepResult:
+    """What one step returns (the Gymnasium 5-tuple, named)."""
+
+    observation: Observation
+    reward: float
+    terminated: bool
+    truncated: bool
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def _clip(text: str, limit: int = MAX_OBSERVATION_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n[... {len(text) - 2 * half} characters cut ...]\n{text[-half:]}"
+
+
+class _Refusal(Exception):
+    """An action that could not be carried out; becomes an error observation."""
+
+
+class RepoEnv:
+    """One task's episodes.
+
+    Args:
+        task: The task.
+        sandbox: Where Run/Test commands and grading run (default LocalSandbox).
+        store: Baseline cache (default: the process-wide one).
+        max_steps: Step budget (default: the task's ``limits.max_steps``).
+        reward_shaping: Opt in to shaping (at most 0.1 per episode, for visible-test progress).
+        allowlist: Programs a Run command may start.
+        trajectory_dir: Write one trajectory JSON per finished episode here (None: don't).
+        env_spec_json: Recorded in trajectories (the gym layer passes ``EnvSpec.to_json()``).
+        grader: Grading pipeline (default: the task type's).
+    """
+
+    def __init__(
+        self,
+        task: Task,
+        *,
+        sandbox: Sandbox | None = None,
+        store: BaselineStore | None = None,
+        max_steps: int | None = None,
+        reward_shaping: bool = False,
+        allowlist: Iterable[str] = DEFAULT_ALLOWLIST,
+        trajectory_dir: str | Path | None = None,
+        env_spec_json: str | None = None,
+        grader: CompositeGrader | None = None,
+    ) -> None:
+        self.task = task
+        self.sandbox = sandbox or LocalSandbox()
+        self.store = store
+        self.max_steps = max_steps or task.spec.limits.max_steps
+        self.reward_shaping = reward_shaping
+        self.allowlist = frozenset(allowlist)
+        self.trajectory_dir = Path(trajectory_dir) if trajectory_dir is not None else None
+        self.env_spec_json = env_spec_json
+        self.grader = grader
+        self.workspace: Workspace | None = None
+        self.last_observation: Observation | None = None
+        self.last_grade: GradeResult | None = None
+        self._state = "new"  # new | running | done | closed
+        self._step = 0
+        self._infra_error: str | None = None
+        self._shaped = 0.0
+        self._best_visible = 0
+        self._visible_passing = 0
+        self._trajectory: Trajectory | None = None
+        self._started = 0.0
+
+    # -- episode -----------------------------------------------------------------------------
+
+    def reset(self) -> tuple[Observation, dict[str, Any]]:
+        """Start a new episode in a fresh workspace.
+
+        Returns:
+            (observation, info); ``info["infra_error"]`` is set when the workspace could not
+            be made, and the next step then ends the episode with reward 0.
+        """
+        if self._state == "closed":
+            raise EpisodeError("reset() on a closed environment; make a new one")
+        self._drop_workspace()
+        self._state, self._step, self._infra_error = "running", 0, None
+        self._shaped, self._best_visible, self._visible_passing, self.last_grade = 0.0, 0, 0, None
+        self._started = time.monotonic()
+        episode_id = secrets.token_hex(6)
+        self._trajectory = Trajectory(task_id=self.task.id, episode_id=episode_id, env_spec=self.env_spec_json,
+                                      started_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+        info: dict[str, Any] = {"task_id": self.task.id, "episode_id": episode_id}
+        try:
+            self.workspace = Workspace.create(self.task, store=self.store)
+        except (SetupError, WorkspaceError, SandboxError, OSError) as exc:
+            self._infra_error = f"{type(exc).__name__}: {exc}"
+            info["infra_error"] = self._infra_error
+            obs = Observation(text=f"The environment could not be set up: {self._infra_error}", step=0,
+                              steps_left=self.max_steps, error=self._infra_error)
+        else:
+            obs = Observation(text=self._intro(), step=0, steps_left=self.max_steps)
+        self.last_observation = obs
+        return obs, info
+
+    def step(self, action: Any) -> StepResult:
+        """Carry out one action; grade on Submit or when the step budget runs out.
+
+        Args:
+            action: An Action model, a dict, a Gymnasium dict action, or JSON/tool-call text.
+
+        Raises:
+            EpisodeError: before ``reset()`` or after the episode ended.
+        """
+        if self._state != "running":
+            raise EpisodeError({"new": "step() called before reset()", "closed": "step() on a closed environment",
+                                "done": "step() called after the episode ended; call reset() to start a new one"}[self._state])
+        self._step += 1
+        info: dict[str, Any] = {"task_id": self.task.id, "episode_id": self._trajectory.episode_id if self._trajectory else ""}
+        if self._infra_error is not None:
+            obs = Observation(text=f"Episode ended: {self._infra_error}", step=self._step, steps_left=0, error=self._infra_error)
+            return self._finish(obs, None, None, info, terminated=True)
+        parsed = None
+        try:
+            parsed = parse_action(action)
+            obs = self._dispatch(parsed)
+        except ActionError as exc:
+            info["parse_error"] = str(exc)
+            obs = self._observe(f"Invalid action: {exc}", error=str(exc))
+        except (SandboxError, WorkspaceError, OSError) as exc:
+            self._infra_error = f"{type(exc).__name__}: {exc}"
+            obs = self._observe(f"Episode ended by an infrastructure failure: {self._infra_error}", error=self._infra_error)
+            return self._finish(obs, parsed, action, info, terminated=True)
+        reward = self._shape(obs) if parsed is not None and parsed.kind == "test" else 0.0
+        if parsed is not None and parsed.kind == "submit":
+            return self._finish(obs, parsed, action, info, terminated=True, reward=reward)
+        if self._step >= self.max_steps:
+            return self._finish(obs, parsed, action, info, truncated=True, reward=reward)
+        self._record(parsed, action, obs, reward)
+        self.last_observation = obs
+        return StepResult(obs, reward, False, False, info)
+
+    def close(self) -> None:
+        """Remove the workspace; idempotent."""
+        self._drop_workspace()
+        self._state = "closed"
+
+    @property
+    def done(self) -> bool:
+        """True once the episode ended (until the next reset)."""
+        return self._state == "done"
+
+    def render(self) -> str:
+        """The last observation as text (``render_mode="ansi"``)."""
+        obs = self.last_observation
+        if obs is None:
+            return f"[{self.task.id}] not started"
+        return f"[{self.task.id}] step {obs.step}/{self.max_steps}\n{obs.text}"
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _drop_workspace(self) -> None:
+        if self.workspace is not None:
+            self.workspace.close()
+            self.workspace = None
+
+    def _observe(self, text: str, *, exit_code: int | None = None, error: str | None = None) -> Observation:
+        return Observation(text=_clip(text), step=self._step, steps_left=max(0, self.max_steps - self._step),
+                           exit_code=exit_code, error=error)
+
+    def _intro(self) -> str:
+        assert self.workspace is not None
+        files = self.workspace.list_files()
+        shown = files[:_TREE_LIMIT] + ([f"... and {len(files) - _TREE_LIMIT} more"] if len(files) > _TREE_LIMIT else [])
+        return (f"Task {self.task.id} ({self.task.spec.type}).\n\n{self.task.spec.problem_statement.strip()}\n\n"
+                f"Repository files:\n" + "\n".join(shown) + f"\n\nYou have {self.max_steps} steps. Actions: read, write, "
+                "edit, run, test (visible tests), list_files, submit (grades the repository).")
+
+    def _dispatch(self, action: Any) -> Observation:
+        handler = getattr(self, f"_do_{action.kind}")
+        try:
+            return handler(action)
+        except _Refusal as exc:
+            return self._observe(str(exc), error=str(exc))
+        except (PathEscapeError, CommandRefusedError) as exc:
+            return self._observe(f"Refused: {exc}", error=str(exc))
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError) as exc:
+            return self._observe(f"Failed: {exc}", error=str(exc))
+
+    def _ws(self) -> Workspace:
+        assert self.workspace is not None
+        return self.workspace
+
+    def _do_read(self, action: Any) -> Observation:
+        return self._observe(self._ws().read(action.path))
+
+    def _do_write(self, action: Any) -> Observation:
+        self._ws().write(action.path, action.content)
+        return self._observe(f"Wrote {len(action.content.encode())} bytes to {action.path}.")
+
+    def _do_edit(self, action: Any) -> Observation:
+        text = self._ws().read(action.path)
+        count = text.count(action.old)
+        if count != 1:
+            raise _Refusal(f"Edit failed: the old text occurs {count} times in {action.path}; it must occur exactly once.")
+        self._ws().write(action.path, text.replace(action.old, action.new, 1))
+        return self._observe(f"Edited {action.path}.")
+
+    def _do_run(self, action: Any) -> Observation:
+        check_command(action.command, self.allowlist)
+        limits = self.task.spec.limits
+        result = self.sandbox.run(["bash", "-c", action.command], cwd=self._ws().path, timeout_s=limits.command_timeout_s,
+                                  output_limit_bytes=limits.output_limit_bytes)
+        status = (f"[timed out after {limits.command_timeout_s:g} s]" if result.timed_out
+                  else f"[exit code {result.exit_code}]")
+        error = None if result.ok else status
+        return self._observe(f"{result.stdout}{result.stderr}\n{status}".lstrip("\n"), exit_code=result.exit_code, error=error)
+
+    def _do_test(self, action: Any) -> Observation:
+        ws = self._ws()
+        spec = self.task.spec
+        run = run_tests(spec.tests, repo=ws.path, scratch=ws.root / "scratch" / f"test-{self._step}",
+                        baseline_tree=ws.baseline.tree, sandbox=self.sandbox, timeout_s=spec.limits.test_timeout_s,
+                        output_limit_bytes=spec.limits.output_limit_bytes, sentinel=False)
+        lines = []
+        if run.report is None:
+            lines.append(f"The visible tests did not produce a report: {run.invalid}")
+        else:
+            statuses = [run.report.statuses[i] for i in run.report.ids]
+            counts = {s: statuses.count(s) for s in ("passed", "failed", "error", "skipped") if s in statuses}
+            lines.append("Visible tests: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
+            lines += [f"  {i}: {run.report.statuses[i]}" for i in run.report.ids]
+        lines += ["", "Output (tail):", run.result.tail(4000)]
+        self._visible_passing = self._count_visible_f2p(run.report)
+        return self._observe("\n".join(lines), exit_code=run.result.exit_code)
+
+    def _do_list_files(self, action: Any) -> Observation:
+        ws = self._ws()
+        prefix = "" if action.path in (".", "", "./") else ws.resolve(action.path).relative_to(ws.path).as_posix() + "/"
+        files = [f for f in ws.list_files() if f.startswith(prefix)]
+        return self._observe("\n".join(files) if files else f"No files under {action.path!r}.")
+
+    def _do_submit(self, action: Any) -> Observation:
+        return self._observe("Submitted; grading the repository.")
+
+    def _count_visible_f2p(self, report: Any) -> int:
+        if report is None:
+            return 0
+        return sum(1 for i in self.task.spec.tests.fail_to_pass if report.status_of(i) == "passed")
+
+    def _shape(self, obs: Observation) -> float:
+        if not self.reward_shaping:
+            return 0.0
+        visible = [i for i in self.task.spec.tests.fail_to_pass if i.split("::", 1)[0] in self._ws().baseline.manifest]
+        passing = self._visible_passing
+        if not visible or passing <= self._best_visible:
+            return 0.0
+        reward = min(SHAPING_BUDGET * (passing - self._best_visible) / len(visible), SHAPING_BUDGET - self._shaped)
+        self._best_visible = passing
+        self._shaped += reward
+        return reward
+
+    def _record(self, parsed: Any, raw: Any, obs: Observation, reward: float) -> None:
+        if self._trajectory is None:
+            return
+        raw_text = None if parsed is not None else repr(raw)[:10_000]
+        self._trajectory.steps.append(TrajectoryStep(step=self._step, action=action_to_dict(parsed) if parsed else None,
+                                                     raw_action=raw_text, observation=obs, reward=reward))
+
+    def _finish(self, obs: Observation, parsed: Any, raw: Any, info: dict[str, Any], *, terminated: bool = False,
+                truncated: bool = False, reward: float = 0.0) -> StepResult:
+        grade = None
+        if self._infra_error is None and self.workspace is not None:
+            grade = grade_workspace(self.workspace, sandbox=self.sandbox, grader=self.grader)
+            self.last_grade = grade
+            if grade.infra_error:
+                self._infra_error = grade.infra_error
+            else:
+                reward += grade.score
+            ending = "Submitted" if terminated else f"Out of steps ({self.max_steps})"
+            obs = self._observe(f"{obs.text}\n\n{ending}. Grade: {grade.summary()}", exit_code=obs.exit_code, error=obs.error)
+        if self._infra_error is not None:
+            reward = 0.0
+            info["infra_error"] = self._infra_error
+        if grade is not None:
+            info |= {"score": grade.score, "passed": grade.passed, "grade": grade.model_dump(mode="json")}
+        self._record(parsed, raw, obs, reward)
+        self._state = "done"
+        self.last_observation = obs
+        if self._trajectory is not None:
+            self._trajectory.grade, self._trajectory.infra_error = grade, self._infra_error
+            self._trajectory.terminated, self._trajectory.truncated = terminated, truncated
+            self._trajectory.duration_s = time.monotonic() - self._started
+            if self.trajectory_dir is not None:
+                info["trajectory_path"] = str(self._trajectory.write(self.trajectory_dir))
+        return StepResult(obs, reward, terminated, truncated, info)

@@ -1,0 +1,75 @@
+"""Trajectories: the record of one episode, written as one JSON file.
+
+A trajectory holds the environment spec (Gymnasium ``EnvSpec.to_json()`` when made through the
+gym layer), every action as sent (parsed, or the raw text when it did not parse) and every
+observation, the rewards, and the final grade, so an episode can be audited or replayed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from repogym_gym.actions import Observation
+from repogym_gym.results import GradeResult
+
+__all__ = ["Trajectory", "TrajectoryStep"]
+
+
+class TrajectoryStep(BaseModel):
+    """One step: what the agent sent, what it saw, what it earned.
+
+    Attributes:
+        step: 1-based step number.
+        action: The parsed action as a dict, or None when it did not parse.
+        raw_action: The action as sent, when it did not parse (repr, at most 10,000 characters).
+        observation: The observation returned.
+        reward: Reward of this step (shaping, or the grade on the last step).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    step: int
+    action: dict[str, Any] | None
+    raw_action: str | None = None
+    observation: Observation
+    reward: float = 0.0
+
+
+class Trajectory(BaseModel):
+    """One episode.
+
+    Attributes:
+        task_id: The task.
+        episode_id: Random id of the episode (hex).
+        env_spec: The Gymnasium spec as JSON, or None outside the gym layer.
+        started_at: ISO 8601 UTC time of reset.
+        duration_s: Seconds from reset to the end of the episode.
+        steps: Every step, in order.
+        grade: The final grade (None if the episode ended without one).
+        infra_error: Set when infrastructure failed (the reward is then 0 and should be masked).
+        terminated: Ended by Submit.
+        truncated: Ended by the step budget.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    task_id: str
+    episode_id: str
+    env_spec: str | None = None
+    started_at: str
+    duration_s: float = 0.0
+    steps: list[TrajectoryStep] = Field(default_factory=list)
+    grade: GradeResult | None = None
+    infra_error: str | None = None
+    terminated: bool = False
+    truncated: bool = False
+
+    def write(self, directory: Path) -> Path:
+        """Write ``<directory>/<task_id>-<episode_id>.json`` and return its path."""
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / f"{self.task_id}-{self.episode_id}.json"
+        path.write_text(self.model_dump_json(indent=1))
+        return path
