@@ -2,7 +2,8 @@
 
 A coding task is data (``task.yaml`` + a source snapshot + hidden tests + a golden patch) and
 the reward is a pure function of the task and a patch: :func:`grade_patch`. Workspaces,
-sandboxes and graders exist to produce patches and evaluate them reproducibly.
+sandboxes and graders exist to produce patches and evaluate them reproducibly. Importing the
+package registers ``RepoGym/<task>-v0`` Gymnasium ids for the bundled tasks.
 
 Example:
     >>> import repogym_gym as rg
@@ -41,8 +42,13 @@ from repogym_gym.spec import TaskSpec
 from repogym_gym.task import Task, load_task, load_tasks
 from repogym_gym.validate import TaskValidation, validate_task
 from repogym_gym.workspace import Workspace
+from repogym_gym.gym.registration import register_bundled as _register_bundled, register_suite  # isort: skip
 
 __version__ = "0.1.0"
+
+# Gymnasium ids exist only after this import (Gymnasium 1.4 reads no entry-point group); it is
+# cheap: each bundled task.yaml's id and step budget are read, nothing is materialised.
+_register_bundled()
 
 __all__ = [
     "BaselineStore",
@@ -81,5 +87,6 @@ __all__ = [
     "load_tasks",
     "make_sandbox",
     "parse_junit_xml",
+    "register_suite",
     "validate_task",
 ]

@@ -34,6 +34,7 @@ __all__ = [
     "TaskSpec",
     "TaskType",
     "TestSpec",
+    "check_task_id",
     "relative_path",
     "spec_json_schema",
 ]
@@ -46,6 +47,26 @@ OBJECTIVE_COMPONENTS = ("tests", "quality", "perf")
 _TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,99}$")
 _VERSION_SUFFIX = re.compile(r"-v\d+$")
 _PYTEST_LAUNCHERS = (("pytest",), ("python", "-m", "pytest"), ("python3", "-m", "pytest"))
+
+
+def check_task_id(v: str) -> str:
+    """Return ``v`` if it is safe as a Gymnasium name (``RepoGym/<id>-v0``).
+
+    Raises:
+        ValueError: for '/', ':', other characters outside letters, digits, '_', '.', '-', a
+            length over 100, or a trailing ``-v<digits>`` (Gymnasium would read it as a version).
+    """
+    if not isinstance(v, str) or not _TASK_ID.fullmatch(v):
+        raise ValueError(
+            f"id {v!r} must be 1-100 characters of letters, digits, '_', '.', '-' "
+            "(no '/' or ':'), starting with a letter or digit"
+        )
+    if _VERSION_SUFFIX.search(v):
+        raise ValueError(
+            f"id {v!r} must not end in '-v<digits>': Gymnasium would read it as a version "
+            f"(try {v[: v.rindex('-v')] + '_v' + v.rsplit('-v', 1)[1]!r})"
+        )
+    return v
 
 
 class _Strict(BaseModel):
@@ -294,17 +315,7 @@ class TaskSpec(_Strict):
     @field_validator("id")
     @classmethod
     def _gym_safe_id(cls, v: str) -> str:
-        if not _TASK_ID.fullmatch(v):
-            raise ValueError(
-                f"id {v!r} must be 1-100 characters of letters, digits, '_', '.', '-' "
-                "(no '/' or ':'), starting with a letter or digit"
-            )
-        if _VERSION_SUFFIX.search(v):
-            raise ValueError(
-                f"id {v!r} must not end in '-v<digits>': Gymnasium would read it as a version "
-                f"(try {v[: v.rindex('-v')] + '_v' + v.rsplit('-v', 1)[1]!r})"
-            )
-        return v
+        return check_task_id(v)
 
     @model_validator(mode="after")
     def _reward_signal(self) -> TaskSpec:

@@ -1,0 +1,65 @@
+"""NoopAgent (submits at once) and GoldenAgent (writes the golden patch's files, then submits).
+
+They are the controls of every task: noop must score exactly 0 and golden exactly 1.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+from repogym_gym.errors import PatchError
+from repogym_gym.task import Task
+from repogym_gym.workspace import Workspace
+
+__all__ = ["GoldenAgent", "NoopAgent", "golden_actions"]
+
+
+class NoopAgent:
+    """Submits the untouched repository."""
+
+    name = "noop"
+
+    def begin(self, task: Task) -> None:
+        return None
+
+    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
+        return {"kind": "submit"}
+
+
+def golden_actions(task: Task) -> list[dict[str, Any]]:
+    """The actions that turn the baseline into the golden solution, ending with submit.
+
+    One ``write`` per added or modified file and one ``run rm -f`` per deleted file.
+
+    Raises:
+        PatchError: when the golden patch does not apply or changes a binary file.
+    """
+    actions: list[dict[str, Any]] = []
+    with Workspace.create(task) as ws:
+        ws.apply_patch(task.golden_patch())
+        for change in ws.snapshot().changes.carried:
+            if change.status == "deleted":
+                actions.append({"kind": "run", "command": f"rm -f -- '{change.path}'"})
+                continue
+            try:
+                text = (change.data or b"").decode("utf-8")
+            except UnicodeDecodeError:
+                raise PatchError(f"task {task.id!r}: the golden patch changes binary file {change.path!r}") from None
+            actions.append({"kind": "write", "path": change.path, "content": text})
+    return actions + [{"kind": "submit"}]
+
+
+class GoldenAgent:
+    """Writes the golden solution through the env's own actions, then submits."""
+
+    name = "golden"
+
+    def __init__(self) -> None:
+        self._plan: deque[dict[str, Any]] = deque()
+
+    def begin(self, task: Task) -> None:
+        self._plan = deque(golden_actions(task))
+
+    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
+        return self._plan.popleft() if self._plan else {"kind": "submit"}

@@ -1,0 +1,190 @@
+"""RepoGymEnv: a ``gymnasium.Env`` over :class:`~repogym_gym.env.RepoEnv`.
+
+One class serves three kinds of ids (see :mod:`repogym_gym.gym.registration`):
+
+- ``RepoGym/<task>-v0``: ``task`` is fixed by the registration;
+- ``RepoGym/Task-v0``: ``gym.make("RepoGym/Task-v0", task="path/or/id")``;
+- ``RepoGym/Suite-v0``: ``suite`` names a bundled suite or a directory; every ``reset`` draws a
+  task with the env's seeded RNG (same seed → same task → same first observation), and
+  ``reset(options={"task_id": ..., "type": ..., "tags": [...]})`` narrows the draw.
+
+Actions are dicts of the :data:`~repogym_gym.gym.spaces.ACTION_SPACE` (integer ``kind``),
+action dicts with a string ``kind``, Action models, or JSON / tool-call text; a bad action is
+an observation with ``info["parse_error"]``, never an exception.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from repogym_gym.actions import Observation
+from repogym_gym.baseline import BaselineStore
+from repogym_gym.env import EpisodeError, RepoEnv
+from repogym_gym.errors import TaskNotFoundError
+from repogym_gym.gym.spaces import NO_EXIT_CODE, action_space, observation_space
+from repogym_gym.sandbox import make_sandbox
+from repogym_gym.task import Task, load_task, load_tasks
+
+__all__ = ["RepoGymEnv", "resolve_suite", "resolve_task"]
+
+#: Directory of the bundled suites (``task_suites/`` beside the package).
+BUNDLED_SUITES = Path(__file__).resolve().parents[2] / "task_suites"
+
+
+def resolve_suite(suite: str | os.PathLike[str]) -> Path:
+    """A bundled suite name (``"starter"``) or a directory, as a path.
+
+    Raises:
+        TaskNotFoundError: naming the bundled suites when neither exists.
+    """
+    path = Path(suite)
+    if path.is_dir():
+        return path
+    bundled = BUNDLED_SUITES / str(suite)
+    if bundled.is_dir():
+        return bundled
+    names = sorted(p.name for p in BUNDLED_SUITES.iterdir() if p.is_dir()) if BUNDLED_SUITES.is_dir() else []
+    raise TaskNotFoundError(f"no suite {str(suite)!r}: not a directory, and bundled suites are {names}")
+
+
+def resolve_task(task: str | os.PathLike[str] | Task) -> Task:
+    """A Task, a task directory, or the id of a bundled task, as a Task.
+
+    Raises:
+        TaskNotFoundError: when it is none of these.
+    """
+    if isinstance(task, Task):
+        return task
+    path = Path(task)
+    if (path / "task.yaml").is_file() or path.name == "task.yaml":
+        return load_task(path)
+    if BUNDLED_SUITES.is_dir():
+        for candidate in sorted(BUNDLED_SUITES.glob(f"*/{task}/task.yaml")):
+            return load_task(candidate.parent)
+    raise TaskNotFoundError(f"no task {str(task)!r}: not a task directory nor the id of a bundled task")
+
+
+class RepoGymEnv(gym.Env[dict[str, Any], Any]):
+    """A coding task as a Gymnasium environment.
+
+    Args:
+        task: A Task, task directory or bundled task id (exclusive with ``suite``).
+        suite: A bundled suite name or a suite directory to draw tasks from.
+        render_mode: None or ``"ansi"``.
+        sandbox: Sandbox name (``"local"``).
+        reward_shaping: Opt-in shaping (at most 0.1 per episode).
+        max_steps: Step budget (default: each task's ``limits.max_steps``).
+        trajectory_dir: Write a trajectory JSON per episode here.
+        cache_dir: Baseline cache directory (default: ``$REPOGYM_CACHE_DIR`` or the user cache).
+
+    Raises:
+        ValueError: when neither or both of ``task`` and ``suite`` are given.
+    """
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 1}
+
+    def __init__(
+        self,
+        task: str | os.PathLike[str] | Task | None = None,
+        *,
+        suite: str | os.PathLike[str] | None = None,
+        render_mode: str | None = None,
+        sandbox: str = "local",
+        reward_shaping: bool = False,
+        max_steps: int | None = None,
+        trajectory_dir: str | None = None,
+        cache_dir: str | None = None,
+    ) -> None:
+        if (task is None) == (suite is None):
+            raise ValueError("give exactly one of task= (a task path or id) and suite= (a suite name or path)")
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode {render_mode!r} is not supported; use None or 'ansi'")
+        self.render_mode = render_mode
+        self.observation_space = observation_space()
+        self.action_space = action_space()
+        self._fixed = resolve_task(task) if task is not None else None
+        self._suite = resolve_suite(suite) if suite is not None else None
+        self._suite_tasks: list[Task] | None = None
+        self._options = {"reward_shaping": reward_shaping, "max_steps": max_steps, "trajectory_dir": trajectory_dir}
+        self._sandbox = make_sandbox(sandbox)
+        self._store = BaselineStore(Path(cache_dir)) if cache_dir else None
+        self._episode: RepoEnv | None = None
+
+    # -- gymnasium API -----------------------------------------------------------------------
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+        super().reset(seed=seed)
+        task = self._choose(options or {})
+        if self._episode is None or self._episode.task.id != task.id:
+            if self._episode is not None:
+                self._episode.close()
+            self._episode = RepoEnv(task, sandbox=self._sandbox, store=self._store,
+                                    env_spec_json=self._spec_json(), **self._options)  # type: ignore[arg-type]
+        obs, info = self._episode.reset()
+        return self._to_space(obs), info
+
+    def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        if self._episode is None:
+            raise EpisodeError("step() called before reset()")
+        result = self._episode.step(action)
+        return self._to_space(result.observation), float(result.reward), bool(result.terminated), bool(result.truncated), result.info
+
+    def render(self) -> str | None:
+        if self.render_mode != "ansi":
+            return None
+        return self._episode.render() if self._episode is not None else "not started"
+
+    def close(self) -> None:
+        if self._episode is not None:
+            self._episode.close()
+            self._episode = None
+        super().close()
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    @property
+    def task(self) -> Task | None:
+        """The current episode's task (None before the first reset)."""
+        return self._episode.task if self._episode is not None else self._fixed
+
+    @property
+    def episode(self) -> RepoEnv | None:
+        """The underlying RepoEnv (workspace, last grade)."""
+        return self._episode
+
+    def _spec_json(self) -> str | None:
+        try:
+            return self.spec.to_json() if self.spec is not None else None
+        except (ValueError, TypeError):
+            return None
+
+    def _choose(self, options: dict[str, Any]) -> Task:
+        if self._fixed is not None:
+            return self._fixed
+        if self._suite_tasks is None:
+            assert self._suite is not None
+            self._suite_tasks = load_tasks(self._suite)
+        candidates = self._suite_tasks
+        if "task_id" in options:
+            candidates = [t for t in candidates if t.id == options["task_id"]]
+        if "type" in options:
+            candidates = [t for t in candidates if t.spec.type == options["type"]]
+        if "tags" in options:
+            candidates = [t for t in candidates if set(options["tags"]) & set(t.spec.tags)]
+        if not candidates:
+            raise TaskNotFoundError(f"no task of suite {self._suite} matches reset options {options}")
+        return candidates[int(self.np_random.integers(len(candidates)))]
+
+    @staticmethod
+    def _to_space(obs: Observation) -> dict[str, Any]:
+        return {
+            "text": obs.text,
+            "step": np.asarray(obs.step, dtype=np.int64),
+            "steps_left": np.asarray(obs.steps_left, dtype=np.int64),
+            "exit_code": np.asarray(NO_EXIT_CODE if obs.exit_code is None else obs.exit_code, dtype=np.int64),
+        }

@@ -1,0 +1,96 @@
+"""Registering repogym ids with Gymnasium, cheaply.
+
+At ``import repogym_gym``: ``RepoGym/<task>-v0`` for every task of the bundled suites (only
+each task.yaml's id and step budget are read: nothing is validated or materialised until
+``gym.make``), plus ``RepoGym/Task-v0`` (task given as a keyword) and ``RepoGym/Suite-v0``
+(samples a task per reset; ``suite="starter"`` by default). ``register_suite(path)`` registers a
+user's suite the same way. Entry points are strings, so ``env.spec.to_json()`` works.
+
+Every id is registered ``nondeterministic=True``: resets are deterministic for a seed, but a
+step's info carries timings (grade durations) and test output carries run times.
+
+Each task id is registered with ``max_episode_steps`` equal to its ``limits.max_steps``; the
+env itself grades on that step, so ``TimeLimit`` and the env agree on the last step.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import gymnasium as gym
+import yaml
+
+from repogym_gym.errors import TaskSpecError
+from repogym_gym.gym.env import BUNDLED_SUITES, resolve_suite
+from repogym_gym.spec import LimitsSpec, check_task_id
+from repogym_gym.task import discover_tasks
+
+__all__ = ["ENTRY_POINT", "NAMESPACE", "VECTOR_ENTRY_POINT", "gym_id", "register_bundled", "register_suite", "registered_ids"]
+
+NAMESPACE = "RepoGym"
+ENTRY_POINT = "repogym_gym.gym.env:RepoGymEnv"
+VECTOR_ENTRY_POINT = "repogym_gym.gym.vector:GroupVectorEnv"
+_DEFAULT_MAX_STEPS = LimitsSpec().max_steps
+
+
+def gym_id(task_id: str) -> str:
+    """``RepoGym/<task_id>-v0``."""
+    return f"{NAMESPACE}/{task_id}-v0"
+
+
+def _peek(task_dir: Path) -> tuple[str, int]:
+    """A task's id and max_steps from its task.yaml, without full validation."""
+    source = task_dir / "task.yaml"
+    try:
+        data = yaml.safe_load(source.read_text(encoding="utf-8"))
+        task_id = data["id"]
+        max_steps = int((data.get("limits") or {}).get("max_steps", _DEFAULT_MAX_STEPS))
+    except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise TaskSpecError(f"{source}: cannot read id and limits.max_steps to register it: {exc}") from None
+    try:
+        check_task_id(task_id)
+    except ValueError as exc:
+        raise TaskSpecError(f"{source}: id: {exc}") from None
+    return task_id, max_steps
+
+
+def register_suite(path: str | os.PathLike[str]) -> list[str]:
+    """Register ``RepoGym/<task>-v0`` for every task under ``path``; return the ids.
+
+    Raises:
+        TaskNotFoundError: when ``path`` is neither a directory nor a bundled suite.
+        TaskSpecError: when a task.yaml has no readable id, or an unsafe one.
+    """
+    ids = []
+    for task_dir in discover_tasks(resolve_suite(path)):
+        task_id, max_steps = _peek(task_dir)
+        env_id = gym_id(task_id)
+        kwargs = {"task": str(task_dir)}
+        existing = gym.registry.get(env_id)
+        if existing is not None and existing.kwargs != kwargs:
+            raise TaskSpecError(f"{task_dir}: {env_id} is already registered for {existing.kwargs.get('task')}")
+        if existing is None:
+            gym.register(env_id, entry_point=ENTRY_POINT, vector_entry_point=VECTOR_ENTRY_POINT,
+                         kwargs=kwargs, max_episode_steps=max_steps, nondeterministic=True)
+        ids.append(env_id)
+    return ids
+
+
+def register_bundled() -> list[str]:
+    """Register the generic ids and every bundled suite's tasks (idempotent)."""
+    if f"{NAMESPACE}/Task-v0" not in gym.registry:
+        gym.register(f"{NAMESPACE}/Task-v0", entry_point=ENTRY_POINT, vector_entry_point=VECTOR_ENTRY_POINT,
+                     nondeterministic=True)
+        gym.register(f"{NAMESPACE}/Suite-v0", entry_point=ENTRY_POINT, vector_entry_point=VECTOR_ENTRY_POINT,
+                     kwargs={"suite": "starter"}, nondeterministic=True)
+    ids = []
+    if BUNDLED_SUITES.is_dir():
+        for suite in sorted(p for p in BUNDLED_SUITES.iterdir() if p.is_dir()):
+            ids += register_suite(suite)
+    return ids
+
+
+def registered_ids() -> list[str]:
+    """Every registered ``RepoGym/...`` id, sorted."""
+    return sorted(i for i in gym.registry if i.startswith(f"{NAMESPACE}/"))

@@ -1,0 +1,137 @@
+"""Gymnasium spaces of every repogym environment: constants, the same for every task.
+
+``spaces.Text`` only accepts characters of its charset (alphanumeric by default, so spaces,
+newlines, punctuation and unicode are outside it) and a full-Unicode charset costs ~200 MB per
+async worker (``GYM_NOTES.md``). :class:`UnicodeText` accepts any ``str`` up to a documented
+length; its shared-memory handlers store code points, so ``AsyncVectorEnv`` works with
+``shared_memory=True`` (a live view, never stale) as well as ``False``.
+
+Action (a ``Dict``): ``kind`` is ``Discrete(7)`` indexing :data:`~repogym_gym.actions.ACTION_KINDS`
+(read, write, edit, run, test, list_files, submit); the text fields ``path``, ``content``,
+``old``, ``new`` and ``command`` are read as the kind needs them and ignored otherwise.
+Observation (a ``Dict``): ``text`` plus int64 scalars ``step``, ``steps_left`` and
+``exit_code`` (:data:`NO_EXIT_CODE` when the step ran no command).
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector.utils.shared_memory import create_shared_memory, read_from_shared_memory, write_to_shared_memory
+
+from repogym_gym.actions import ACTION_KINDS
+from repogym_gym.env import MAX_OBSERVATION_CHARS
+
+__all__ = ["ACTION_SPACE", "NO_EXIT_CODE", "OBSERVATION_SPACE", "TEXT_LIMITS", "UnicodeText", "action_space", "observation_space"]
+
+#: ``exit_code`` when the step ran no command.
+NO_EXIT_CODE = -(2**31)
+#: Maximum length (characters) of each text field.
+TEXT_LIMITS = {"path": 4096, "content": 2_000_000, "old": 200_000, "new": 2_000_000, "command": 20_000}
+_SAMPLE_CHARS = string.ascii_letters + string.digits + " ._-/"
+_SAMPLE_MAX = 32
+_INT = np.int64
+
+
+class UnicodeText(spaces.Text):
+    """Any ``str`` of ``min_length`` to ``max_length`` characters (unicode, newlines included).
+
+    ``sample()`` draws short strings (at most 32 characters) from letters, digits and ``" ._-/"``.
+
+    Example:
+        >>> UnicodeText(10).contains("é\\n x")
+        True
+    """
+
+    def __init__(self, max_length: int, *, min_length: int = 0, seed: int | np.random.Generator | None = None) -> None:
+        super().__init__(max_length=max_length, min_length=min_length, charset=_SAMPLE_CHARS, seed=seed)
+
+    def contains(self, x: Any) -> bool:
+        return isinstance(x, str) and self.min_length <= len(x) <= self.max_length
+
+    def sample(self, mask: Any = None, probability: Any = None) -> str:
+        if mask is not None or probability is not None:
+            return super().sample(mask=mask, probability=probability)
+        length = int(self.np_random.integers(self.min_length, min(self.max_length, _SAMPLE_MAX) + 1))
+        return "".join(self.np_random.choice(list(_SAMPLE_CHARS), size=length))
+
+    def __repr__(self) -> str:
+        return f"UnicodeText({self.min_length}, {self.max_length})"
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, UnicodeText) and (self.min_length, self.max_length) == (other.min_length, other.max_length)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def action_space() -> spaces.Dict:
+    """A fresh copy of the action space."""
+    return spaces.Dict({"kind": spaces.Discrete(len(ACTION_KINDS)), **{k: UnicodeText(n) for k, n in TEXT_LIMITS.items()}})
+
+
+def observation_space() -> spaces.Dict:
+    """A fresh copy of the observation space."""
+    return spaces.Dict({
+        "text": UnicodeText(MAX_OBSERVATION_CHARS + 200),
+        "step": spaces.Box(0, 1_000_000, shape=(), dtype=_INT),
+        "steps_left": spaces.Box(0, 1_000_000, shape=(), dtype=_INT),
+        "exit_code": spaces.Box(NO_EXIT_CODE, 2**31 - 1, shape=(), dtype=_INT),
+    })
+
+
+ACTION_SPACE = action_space()
+OBSERVATION_SPACE = observation_space()
+
+
+# -- shared memory for AsyncVectorEnv(shared_memory=True) ------------------------------------
+
+class _LiveTexts(Sequence[str]):
+    """The texts of ``n`` environments in shared memory, decoded when read (never stale)."""
+
+    def __init__(self, buffer: Any, n: int, max_length: int) -> None:
+        self._buffer, self._n, self._width = buffer, n, max_length + 1
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(self._n)))
+        if not -self._n <= index < self._n:
+            raise IndexError(index)
+        data = np.frombuffer(self._buffer.get_obj(), dtype=np.int32)[(index % self._n) * self._width :][: self._width]
+        return "".join(map(chr, data[1 : 1 + int(data[0])]))
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> tuple[str, ...]:
+        return tuple(self)
+
+    def __eq__(self, other: Any) -> bool:
+        return tuple(self) == tuple(other) if isinstance(other, Sequence) else NotImplemented
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
+
+@create_shared_memory.register(UnicodeText)
+def _create(space: UnicodeText, n: int = 1, ctx: Any = None) -> Any:
+    import multiprocessing as mp
+
+    return (ctx or mp).Array(np.dtype(np.int32).char, n * (space.max_length + 1))
+
+
+@read_from_shared_memory.register(UnicodeText)
+def _read(space: UnicodeText, shared_memory: Any, n: int = 1) -> _LiveTexts:
+    return _LiveTexts(shared_memory, n, space.max_length)
+
+
+@write_to_shared_memory.register(UnicodeText)
+def _write(space: UnicodeText, index: int, value: str, shared_memory: Any) -> None:
+    width = space.max_length + 1
+    codes = np.fromiter(map(ord, value[: space.max_length]), dtype=np.int32, count=min(len(value), space.max_length))
+    dest = np.frombuffer(shared_memory.get_obj(), dtype=np.int32)[index * width : (index + 1) * width]
+    dest[0] = len(codes)
+    dest[1 : 1 + len(codes)] = codes
