@@ -28,6 +28,7 @@ from pydantic import ValidationError
 
 from repogym_gym.errors import TaskNotFoundError, TaskSpecError
 from repogym_gym.spec import TaskSpec, TaskType
+from repogym_gym.tree import scan_tree
 
 __all__ = ["Task", "discover_tasks", "format_validation_error", "load_task", "load_tasks"]
 
@@ -81,7 +82,9 @@ class Task:
 
     @cached_property
     def fingerprint(self) -> str:
-        """Hex sha256 over task.yaml and every file of the source snapshot (cache key of its baseline).
+        """Hex sha256 over task.yaml and every path of the source snapshot (cache key of its baseline).
+
+        Each path contributes its kind, mode and content hash (a symlink's target, never followed).
 
         Hidden tests and the golden patch are not part of it: they do not change the baseline.
         """
@@ -89,10 +92,8 @@ class Task:
         digest.update(self.spec.model_dump_json().encode())
         source = self.source_dir
         if source.is_dir():
-            for path in sorted(p for p in source.rglob("*") if not p.is_dir()):
-                rel = path.relative_to(source).as_posix()
-                digest.update(b"\0" + rel.encode() + b"\0")
-                digest.update(os.readlink(path).encode() if path.is_symlink() else path.read_bytes())
+            for rel, entry in sorted(scan_tree(source).items()):
+                digest.update(f"\0{rel}\0{entry.kind}\0{entry.mode:o}\0{entry.digest}".encode())
         return digest.hexdigest()
 
 
@@ -114,7 +115,7 @@ def format_validation_error(exc: ValidationError, source: str) -> str:
         value = repr(err.get("input"))
         if len(value) > _VALUE_REPR_LIMIT:
             value = value[: _VALUE_REPR_LIMIT - 3] + "..."
-        shown = "" if repr(err.get("input")) in msg else f" (got {value})"
+        shown = "" if err["type"] == "missing" or repr(err.get("input")) in msg else f" (got {value})"
         lines.append(f"{source}: {loc}: {msg}{shown}")
     return "\n".join(lines)
 

@@ -31,7 +31,9 @@ __all__ = [
     "Entry",
     "Manifest",
     "TreeChange",
+    "check_parents",
     "diff_manifests",
+    "force_rmtree",
     "hash_file",
     "remove_path",
     "scan_tree",
@@ -139,7 +141,12 @@ def diff_manifests(baseline: Mapping[str, Entry], current: Mapping[str, Entry]) 
     return changes
 
 
-def _check_parents(root: Path, rel: str) -> Path:
+def check_parents(root: Path, rel: str) -> Path:
+    """``root / rel`` after checking ``rel`` is relative, has no ``..`` and no parent that is a symlink or a file.
+
+    Raises:
+        PathEscapeError: naming the offending component.
+    """
     parts = Path(rel).parts
     if not parts or Path(rel).is_absolute() or ".." in parts:
         raise PathEscapeError(f"path {rel!r} must be relative and stay inside {root}")
@@ -161,7 +168,7 @@ def write_file_safely(root: Path, rel: str, data: bytes, mode: int = 0o644) -> N
     Raises:
         PathEscapeError: when ``rel`` escapes ``root`` or a parent directory is a symlink or a file.
     """
-    dest = _check_parents(root, rel)
+    dest = check_parents(root, rel)
     dest.parent.mkdir(parents=True, exist_ok=True)
     if dest.is_symlink() or (dest.exists() and not dest.is_file()):
         remove_path(dest)
@@ -171,6 +178,26 @@ def write_file_safely(root: Path, rel: str, data: bytes, mode: int = 0o644) -> N
     os.chmod(dest, mode)
 
 
+def force_rmtree(root: Path) -> None:
+    """Remove a directory tree even where its owner made directories unreadable (mode 000).
+
+    Every directory is made accessible (0o700) before it is listed, at any depth; symlinks are
+    never followed. A missing ``root`` is fine.
+    """
+    stack = [root]
+    while stack:
+        current = stack.pop()
+        try:
+            if current.is_symlink() or not current.is_dir():
+                continue
+            os.chmod(current, 0o700)
+            with os.scandir(current) as it:
+                stack.extend(Path(e.path) for e in it if e.is_dir(follow_symlinks=False))
+        except OSError:
+            continue
+    shutil.rmtree(root, ignore_errors=not root.exists())
+
+
 def remove_path(path: Path) -> None:
     """Remove a file, symlink or directory tree at ``path`` (never following a symlink); missing is fine."""
     try:
@@ -178,6 +205,6 @@ def remove_path(path: Path) -> None:
     except FileNotFoundError:
         return
     if stat.S_ISDIR(st.st_mode):
-        shutil.rmtree(path)
+        force_rmtree(path)
     else:
         path.unlink()

@@ -29,7 +29,7 @@ from repogym_gym.changes import CarryPolicy, ChangeSet, collect_changes
 from repogym_gym.errors import PathEscapeError, WorkspaceError
 from repogym_gym.gitstore import BASELINE_REF, CANDIDATE_REF, GitStore, NumStat, git_apply
 from repogym_gym.task import Task
-from repogym_gym.tree import diff_manifests, remove_path, scan_tree, write_file_safely
+from repogym_gym.tree import check_parents, diff_manifests, force_rmtree, remove_path, scan_tree, write_file_safely
 
 __all__ = ["Snapshot", "Workspace", "default_baseline_store", "inject_hidden"]
 
@@ -124,7 +124,10 @@ class Workspace:
             raise PathEscapeError(f"path {rel!r} is absolute; give a path relative to the repository")
         full = self.path / candidate
         real_root = self.path.resolve()
-        real = full.resolve()
+        try:
+            real = full.resolve()
+        except (RuntimeError, OSError) as exc:  # a symlink loop
+            raise PathEscapeError(f"path {rel!r} cannot be resolved: {exc}") from None
         if real != real_root and real_root not in real.parents:
             raise PathEscapeError(f"path {rel!r} resolves outside the repository")
         return full
@@ -194,14 +197,20 @@ class Workspace:
         git_apply(patch, self.path)
 
     def restore(self, paths: list[str]) -> None:
-        """Put ``paths`` back to their baseline content (removing those the baseline lacks)."""
+        """Put ``paths`` back to their baseline content (removing those the baseline lacks).
+
+        Raises:
+            PathEscapeError: for a path with ``..``, an absolute path, or one whose parent
+                directory is a symlink or a file (nothing outside the work tree is touched).
+        """
         for rel in paths:
             entry = self.baseline.manifest.get(rel)
-            target = self.path / rel
+            target = check_parents(self.path, rel)  # no '..', no symlinked parent
             if entry is None:
                 remove_path(target)
             elif entry.kind == "symlink":
                 remove_path(target)
+                target.parent.mkdir(parents=True, exist_ok=True)
                 os.symlink(os.readlink(self.baseline.tree / rel), target)
             else:
                 write_file_safely(self.path, rel, (self.baseline.tree / rel).read_bytes(), entry.mode)
@@ -209,7 +218,7 @@ class Workspace:
     def reset(self) -> None:
         """Make the work tree equal to the baseline again (every change and cache removed)."""
         try:
-            shutil.rmtree(self.path)
+            force_rmtree(self.path)
             copy_tree(self.baseline.tree, self.path)
         except OSError as exc:
             raise WorkspaceError(f"cannot reset workspace {self.path}: {exc}") from None
@@ -225,7 +234,7 @@ class Workspace:
         if self._closed:
             return
         self._closed = True
-        _force_rmtree(self.root)
+        force_rmtree(self.root)
 
     def __enter__(self) -> Workspace:
         return self
@@ -252,17 +261,3 @@ def inject_hidden(task: Task, repo: Path) -> list[str]:
             write_file_safely(repo, rel, path.read_bytes(), 0o755 if path.stat().st_mode & 0o111 else 0o644)
             injected.append(rel)
     return injected
-
-
-def _force_rmtree(root: Path) -> None:
-    """rmtree that also removes read-only directories an agent may have chmod-ed."""
-
-    def _onerror(func: object, path: str, _exc: object) -> None:
-        try:
-            os.chmod(os.path.dirname(path), 0o700)
-            os.chmod(path, 0o700)
-        except OSError:
-            pass
-        remove_path(Path(path))
-
-    shutil.rmtree(root, onerror=_onerror)  # noqa: B028 - onexc needs 3.12

@@ -12,7 +12,8 @@ timed from outside, so code the agent controls cannot fake the number::
     passed  = speedup >= min_speedup
 
 With ``min_speedup: 4`` and the default floor 1.15, a 2x speed-up scores about 0.45.
-Non-finite or non-positive timings, and a candidate benchmark that fails, score 0.
+A submission that carries no change scores 0 without being timed (identical code cannot be
+faster; timing it would measure noise alone). Non-finite or non-positive timings, and a candidate benchmark that fails, score 0.
 """
 
 from __future__ import annotations
@@ -68,6 +69,10 @@ class PerfGrader:
         perf = ctx.task.spec.perf
         if perf is None:
             raise GraderError(f"task {ctx.task.id!r} has no perf section")
+        if not ctx.snapshot.changes.carried:
+            # Identical code cannot be faster; timing it would only measure noise.
+            return component(self, score=0.0, passed=False, messages=["no change to time: the submission equals the baseline"],
+                             details={"speedup": 1.0})
         pristine = self._pristine(ctx)
         try:
             self._time(ctx, perf, ctx.repo)

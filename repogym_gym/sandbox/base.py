@@ -63,7 +63,9 @@ def scrubbed_env(
     env = {k: source[k] for k in allowlist if k in source}
     interpreter_dir = str(Path(sys.executable).parent)
     path = env.get("PATH", "/usr/local/bin:/usr/bin:/bin")
-    env["PATH"] = interpreter_dir + os.pathsep + path if not path.startswith(interpreter_dir + os.pathsep) else path
+    if path.split(os.pathsep)[0] != interpreter_dir:
+        path = interpreter_dir + os.pathsep + path
+    env["PATH"] = path
     env.setdefault("LANG", "C.UTF-8")
     if extra:
         env.update(extra)
