@@ -1,0 +1,151 @@
+"""Vector envs: sync, async (both shared-memory settings), thread pool, and the GRPO group."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from repogym_gym.gym import GroupVectorEnv, ThreadVectorEnv, group_advantages, make_group, make_thread_vec
+from tests.conftest import FIXED_SOURCE
+from tests.gym.helpers import batch
+
+FIX = {"kind": "write", "path": "calc/__init__.py", "content": FIXED_SOURCE}
+BREAK_SUB = {"kind": "write", "path": "calc/__init__.py", "content": "def add(a, b):\n    return a + b\n"}
+FAILING = {"kind": "run", "command": "python -c 'import sys; print(\"boom\"); sys.exit(7)'"}
+READ = {"kind": "read", "path": "calc/__init__.py"}
+SUBMIT = {"kind": "submit"}
+
+
+def make(env_id: str, mode: str, n: int = 4) -> gym.vector.VectorEnv:
+    if mode == "thread":
+        return make_thread_vec(env_id, n)
+    if mode == "async-shm-off":
+        return gym.make_vec(env_id, n, vectorization_mode="async", vector_kwargs={"shared_memory": False})
+    return gym.make_vec(env_id, n, vectorization_mode=mode)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "async-shm-off", "thread"])
+def test_four_members_fix_fail_read_and_submit_independently(tiny_gym_id: str, mode: str) -> None:
+    envs = make(tiny_gym_id, mode)
+    try:
+        obs, _ = envs.reset(seed=3)
+        assert all("add(2, 3) returns -1" in t for t in obs["text"])
+        obs, rewards, term, trunc, _ = envs.step(batch([FIX, FAILING, READ, BREAK_SUB]))
+        texts = list(obs["text"])
+        assert texts[0].startswith("Wrote") and "boom" in texts[1] and "[exit code 7]" in texts[1]
+        assert "return a - b" in texts[2] and texts[3].startswith("Wrote")
+        assert obs["exit_code"][1] == 7 and obs["step"].tolist() == [1, 1, 1, 1]
+        assert rewards.tolist() == [0.0] * 4 and not term.any() and not trunc.any()
+        obs, rewards, term, trunc, infos = envs.step(batch([SUBMIT, SUBMIT, READ, SUBMIT]))
+        # member 2 read again: its text is the file, not a stale copy of the previous step
+        assert "return a - b" in obs["text"][2] and obs["step"][2] == 2
+        assert rewards.tolist() == [1.0, 0.0, 0.0, 0.0]
+        assert term.tolist() == [True, True, False, True]
+        assert infos["score"][[0, 1, 3]].tolist() == [1.0, 0.0, 0.0]
+    finally:
+        envs.close()
+
+
+def test_async_text_observations_are_never_stale_across_many_steps(tiny_gym_id: str) -> None:
+    envs = gym.make_vec(tiny_gym_id, 2, vectorization_mode="async")
+    try:
+        envs.reset(seed=0)
+        for i in range(4):
+            content = f"x = {i}  # é ünïcode\n"
+            obs, *_ = envs.step(batch([{"kind": "write", "path": f"f{i}.py", "content": content},
+                                       {"kind": "read", "path": "calc/__init__.py"}]))
+            assert obs["text"][0] == f"Wrote {len(content.encode())} bytes to f{i}.py."
+            obs, *_ = envs.step(batch([{"kind": "read", "path": f"f{i}.py"}, {"kind": "list_files"}]))
+            assert obs["text"][0] == content and f"f{i}.py" not in obs["text"][1]
+    finally:
+        envs.close()
+
+
+def test_grpo_group_shares_task_and_seed_freezes_finished_members_and_reports_advantages() -> None:
+    group = make_group("RepoGym/Suite-v0", 4)
+    try:
+        assert isinstance(group, GroupVectorEnv)
+        obs, infos = group.reset(seed=5)
+        assert len(set(infos["task_id"])) == 1 and len(set(obs["text"])) == 1
+        task_id = infos["task_id"][0]
+        from repogym_gym.agents import golden_actions
+        from repogym_gym.gym.env import resolve_task
+
+        plan = golden_actions(resolve_task(task_id))
+        # member 0 submits the untouched repo at once; members 1-3 follow the golden plan,
+        # member 2 runs a failing command first, member 3 sends garbage first
+        first = [SUBMIT, plan[0], FAILING, {"kind": "read", "path": "../../etc/passwd"}]
+        obs, rewards, term, trunc, infos = group.step(batch(first))
+        assert term.tolist() == [True, False, False, False] and rewards[0] == 0.0
+        assert "[exit code 7]" in obs["text"][2] and obs["text"][3].startswith("Refused")
+        frozen_text = obs["text"][0]
+        steps = [plan[1:], plan, plan]
+        longest = max(len(s) for s in steps)
+        total = rewards.copy()
+        for k in range(longest):
+            actions = [SUBMIT] + [s[k] if k < len(s) else SUBMIT for s in steps]
+            obs, rewards, term, trunc, infos = group.step(batch(actions))
+            total += rewards
+            assert obs["text"][0] == frozen_text and rewards[0] == 0.0 and term[0]  # frozen
+            if group.all_done:
+                break
+        assert group.all_done
+        assert total.tolist() == [0.0, 1.0, 1.0, 1.0]
+        expected = group_advantages([0.0, 1.0, 1.0, 1.0])
+        np.testing.assert_allclose(infos["group_advantages"], expected)
+        np.testing.assert_allclose(infos["episode_return"], [0.0, 1.0, 1.0, 1.0])
+        assert expected[0] < 0 < expected[1]
+    finally:
+        group.close()
+
+
+def test_group_is_the_vector_entry_point_and_refuses_different_seeds(tiny_gym_id: str) -> None:
+    group = gym.make_vec(tiny_gym_id, 3, vectorization_mode="vector_entry_point")
+    try:
+        assert isinstance(group, GroupVectorEnv)
+        assert [env.task.id for env in group.envs] == ["tiny-calc"] * 3
+        assert group.metadata["autoreset_mode"] == gym.vector.AutoresetMode.DISABLED
+        with pytest.raises(ValueError, match="shares one seed"):
+            group.reset(seed=[1, 2, 3])
+        obs, _ = group.reset(seed=[9, 9, 9])
+        assert obs["steps_left"].tolist() == [10, 10, 10]
+    finally:
+        group.close()
+
+
+def test_group_advantages_formula_and_infra_mask() -> None:
+    np.testing.assert_allclose(group_advantages([1.0, 0.0, 0.5, 0.5]), [1.41421, -1.41421, 0.0, 0.0], atol=1e-4)
+    np.testing.assert_allclose(group_advantages([0.3, 0.3]), [0.0, 0.0])
+    adv = group_advantages([1.0, 0.0, 0.0], mask=[True, True, False])
+    np.testing.assert_allclose(adv, [1.0, -1.0, 0.0], atol=1e-5)
+
+
+def test_group_member_with_an_infra_error_is_masked(make_task) -> None:
+    from repogym_gym.gym import register_suite
+
+    broken = make_task(id="broken-setup", repo={"setup": ["exit 3"]})
+    [env_id] = register_suite(broken.root.parent)
+    group = make_group(env_id, 2)
+    try:
+        _, infos = group.reset(seed=0)
+        assert all("exit 3" in e for e in infos["infra_error"])
+        _, rewards, term, _, infos = group.step(batch([SUBMIT, SUBMIT]))
+    finally:
+        group.close()
+    assert rewards.tolist() == [0.0, 0.0] and term.all()
+    assert infos["infra_mask"].tolist() == [True, True]
+    assert infos["group_advantages"].tolist() == [0.0, 0.0]
+
+
+def test_thread_vector_env_autoresets_on_the_next_step(tiny_gym_id: str) -> None:
+    envs = make_thread_vec(tiny_gym_id, 2)
+    try:
+        assert isinstance(envs, ThreadVectorEnv)
+        envs.reset(seed=1)
+        _, _, term, _, _ = envs.step(batch([SUBMIT, READ]))
+        assert term.tolist() == [True, False]
+        obs, rewards, term, _, _ = envs.step(batch([READ, READ]))
+        assert obs["step"].tolist() == [0, 2] and rewards.tolist() == [0.0, 0.0] and not term.any()
+    finally:
+        envs.close()
