@@ -11,6 +11,7 @@ import sys
 import typer
 from rich.console import Console
 
+from repogym_gym.cli.gym import gym_app
 from repogym_gym.cli.tasks import tasks_app
 from repogym_gym.cli.validate import validate_command
 from repogym_gym.errors import RepoGymError
@@ -25,6 +26,7 @@ app = typer.Typer(
     add_completion=False,
 )
 app.add_typer(tasks_app, name="tasks")
+app.add_typer(gym_app, name="gym")
 app.command("validate")(validate_command)
 
 EXIT_BAD_INPUT = 2

@@ -1,0 +1,30 @@
+"""``repogym gym list``: the registered Gymnasium ids."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import gymnasium as gym
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from repogym_gym.gym import register_suite, registered_ids
+
+gym_app = typer.Typer(help="Gymnasium ids of the bundled and your own suites.", no_args_is_help=True)
+
+
+@gym_app.command("list")
+def list_ids(
+    suite: Annotated[list[Path] | None, typer.Option(help="Also register this suite directory (repeatable).")] = None,
+) -> None:
+    """Print every registered RepoGym/... id with its task and step budget."""
+    for path in suite or []:
+        register_suite(path)
+    table = Table("id", "task", "max_episode_steps", title="RepoGym ids")
+    for env_id in registered_ids():
+        spec = gym.spec(env_id)
+        target = spec.kwargs.get("task") or (f"suite: {spec.kwargs['suite']}" if "suite" in spec.kwargs else "task=<path or id>")
+        table.add_row(env_id, str(target), str(spec.max_episode_steps or "-"))
+    Console().print(table)
