@@ -140,7 +140,7 @@ class Observation(BaseModel):
 
 
 def _from_mapping(data: Mapping[str, Any]) -> Any:
-    if "kind" not in data and "name" in data and "arguments" in data:
+    if "kind" not in data and isinstance(data.get("name"), str) and "arguments" in data:
         args = data["arguments"]
         if isinstance(args, str):
             try:
@@ -160,7 +160,7 @@ def _from_mapping(data: Mapping[str, Any]) -> Any:
         model = ACTION_MODELS[ACTION_KINDS[kind]]
         fields = {k: v for k, v in data.items() if k in model.model_fields and k != "kind"}
         data = {"kind": ACTION_KINDS[kind], **fields}
-    if data.get("kind") not in ACTION_MODELS:
+    if not isinstance(data.get("kind"), str) or data["kind"] not in ACTION_MODELS:
         raise ActionError(f"unknown action kind {data.get('kind')!r}; valid kinds are {list(ACTION_KINDS)}")
     try:
         return _ADAPTER.validate_python(dict(data))
@@ -186,6 +186,8 @@ def parse_action(action: Any) -> Any:
             text = tagged.group(1)
         try:
             action = json.loads(text)
+        except RecursionError:
+            raise ActionError("action text is nested too deeply to be an action") from None
         except json.JSONDecodeError as exc:
             raise ActionError(f"action text is not JSON ({exc.msg} at character {exc.pos}); send e.g. "
                               '{"kind": "read", "path": "README.md"}') from None

@@ -126,6 +126,13 @@ class BaselineStore:
             self._memo[key] = baseline
             return baseline
 
+    def invalidate(self, task: Task) -> None:
+        """Forget and delete the task's cached baseline (it is rebuilt on the next ``get``)."""
+        with self._lock:
+            baseline = self._memo.pop((task.id, task.fingerprint), None)
+            if baseline is not None:
+                shutil.rmtree(baseline.tree.parent, ignore_errors=True)
+
     def _load(self, task: Task, entry: Path) -> Baseline | None:
         meta_path = entry / "baseline.json"
         try:

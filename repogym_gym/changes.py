@@ -11,7 +11,7 @@ Every path that differs from the baseline manifest is classified:
   tests creates them).
 
 Protected by default: the files behind fail_to_pass / pass_to_pass ids and ``tests.restore``,
-every ``conftest.py``, ``pytest.ini``, ``tox.ini``, ``setup.cfg``, ``sitecustomize.py``,
+every ``conftest.py``, ``pytest.ini``, ``.pytest.ini``, ``pytest.toml``, ``tox.ini``, ``setup.cfg``, ``sitecustomize.py``,
 ``usercustomize.py``, ``*.pth``, the ``tool.pytest`` table of any ``pyproject.toml``, and the
 task's ``constraints.protected_files``; ``constraints.allow_protected`` lifts a default (never
 a test file).
@@ -43,6 +43,9 @@ __all__ = [
 DEFAULT_PROTECTED = (
     "conftest.py",
     "pytest.ini",
+    ".pytest.ini",
+    "pytest.toml",
+    ".pytest.toml",
     "tox.ini",
     "setup.cfg",
     "sitecustomize.py",
@@ -217,4 +220,25 @@ def collect_changes(
         except OSError as exc:  # replaced or removed while we read it
             verdict = Rejection(change.path, "special", f"{change.path} could not be read as a regular file: {exc}")
         (carried if isinstance(verdict, CarriedFile) else rejected).append(verdict)
-    return ChangeSet(tuple(carried), tuple(rejected), tuple(ignored))
+    carried, blocked = _unblock(carried, rejected, baseline_manifest)
+    return ChangeSet(tuple(carried), tuple(rejected + blocked), tuple(ignored))
+
+
+def _unblock(carried: list[CarriedFile], rejected: list[Rejection],
+             baseline: dict[str, Entry]) -> tuple[list[CarriedFile], list[Rejection]]:
+    """Refuse a carried file that would replace a directory still holding baseline files.
+
+    A baseline file under ``P/`` stays in the grading copy unless its deletion is carried (a
+    protected one never is), so a file carried at ``P`` would have to destroy it.
+    """
+    deleted = {c.path for c in carried if c.status == "deleted"}
+    kept, blocked = [], []
+    for change in carried:
+        prefix = change.path + "/"
+        staying = change.status != "deleted" and any(p.startswith(prefix) and p not in deleted for p in baseline)
+        if staying:
+            blocked.append(Rejection(change.path, "protected",
+                                     f"{change.path} would replace a directory that keeps protected files; not carried"))
+        else:
+            kept.append(change)
+    return kept, blocked

@@ -1,10 +1,12 @@
 """The Run action's command allowlist: a guardrail, not a security boundary.
 
-A command is split into shell segments at ``;``, ``&``, ``|`` and newlines outside quotes; the
-first word of every segment (after ``VAR=value`` assignments) must be an allowlisted program
+A command is split into shell segments at ``;``, ``&``, ``|`` and newlines outside quotes
+(``#`` comments skipped to the end of their line); the first word of every segment (after ``VAR=value`` assignments) must be an allowlisted program
 and not a known-dangerous one. Command substitution (``$(...)``, backticks) and process
 substitution (``<(...)``, ``>(...)``) are refused outside single quotes, since they run
-programs nobody checked. An allowlisted interpreter (``python -c ...``) can still run anything:
+programs nobody checked; so are ANSI-C quoting (``$'...'``, whose escapes hide quotes from this
+check), ``find -exec`` and awk's ``system()``. ``git`` is not allowlisted: its config (aliases,
+``core.fsmonitor``) runs programs. An allowlisted interpreter (``python -c ...``) can still run anything:
 use the bubblewrap or Docker sandbox for untrusted agents.
 
 Example:
@@ -34,7 +36,7 @@ class CommandRefusedError(RepoGymError, ValueError):
 DEFAULT_ALLOWLIST = frozenset({
     "python", "python3", "pytest", "ls", "cat", "head", "tail", "grep", "egrep", "fgrep", "rg", "find",
     "sed", "awk", "wc", "sort", "uniq", "diff", "cmp", "echo", "printf", "true", "false", "test", "[",
-    "mkdir", "touch", "cp", "mv", "rm", "rmdir", "cd", "pwd", "tree", "git", "nl", "cut", "tr", "basename",
+    "mkdir", "touch", "cp", "mv", "rm", "rmdir", "cd", "pwd", "tree", "nl", "cut", "tr", "basename",
     "dirname", "file", "stat", "du", "patch", "which", "sleep", "tee", "less", "more", "comm", "paste",
     "realpath", "readlink", "ln", "chmod", "seq", "date", "expr", "xxd", "od", "md5sum", "sha256sum",
 })
@@ -68,6 +70,12 @@ def split_segments(command: str) -> list[str]:
             current.append(pair)
             i += 2
             continue
+        elif pair in ("$'", '$"') and quote is None:
+            raise CommandRefusedError("ANSI-C and locale quoting ($'...', $\"...\") is not allowed")
+        elif ch == "#" and quote is None and (not current or current[-1] in " \t"):
+            end = command.find("\n", i)  # a comment runs to the end of the line and executes nothing
+            i = len(command) if end < 0 else end
+            continue
         elif ch == "`" or pair == "$(":
             raise CommandRefusedError("command substitution ($(...) or backticks) is not allowed")
         elif quote == '"':
@@ -91,14 +99,28 @@ def split_segments(command: str) -> list[str]:
     return [s.strip() for s in segments if s.strip()]
 
 
-def _program(segment: str) -> str | None:
+#: Arguments that make an allowlisted program start other programs.
+_RUNS_PROGRAMS = {
+    "find": ("-exec", "-execdir", "-ok", "-okdir"),
+}
+
+
+def _words(segment: str) -> list[str]:
     try:
         words = shlex.split(segment)
     except ValueError as exc:
         raise CommandRefusedError(f"cannot parse {segment!r}: {exc}") from None
     while words and _ASSIGNMENT.match(words[0]):
         words.pop(0)
-    return os.path.basename(words[0]) if words else None
+    return words
+
+
+def _check_arguments(program: str, words: list[str]) -> None:
+    bad = [w for w in words[1:] if w in _RUNS_PROGRAMS.get(program, ())]
+    if bad:
+        raise CommandRefusedError(f"{program} {bad[0]} runs other programs; it is refused")
+    if program in ("awk", "gawk", "mawk") and any("system" in w or "|" in w for w in words[1:]):
+        raise CommandRefusedError("awk programs that call system() or pipes are refused")
 
 
 def check_command(command: str, allowlist: Iterable[str] = DEFAULT_ALLOWLIST) -> None:
@@ -112,12 +134,14 @@ def check_command(command: str, allowlist: Iterable[str] = DEFAULT_ALLOWLIST) ->
     if not command.strip():
         raise CommandRefusedError("the command is empty")
     for segment in split_segments(command):
-        program = _program(segment)
-        if program is None:
+        words = _words(segment)
+        if not words:
             continue
+        program = os.path.basename(words[0])
         if program in DENYLIST:
             raise CommandRefusedError(
                 f"{program!r} is refused: it runs unchecked programs, reaches the network, or changes privileges or processes"
             )
         if program not in allowed:
             raise CommandRefusedError(f"{program!r} is not an allowed program; allowed: {', '.join(sorted(allowed))}")
+        _check_arguments(program, words)

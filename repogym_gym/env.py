@@ -5,7 +5,9 @@ the problem statement and the file tree; each ``step(action)`` reads, writes, ed
 allowlisted command, runs the visible tests or lists files; ``Submit`` grades the workspace
 (``terminated=True``) and so does running out of steps (``truncated=True``). The reward is
 sparse: 0 on every step and the graded score on the last one. With ``reward_shaping=True``,
-visible fail_to_pass tests that newly pass in a Test action earn up to 0.1 in total.
+visible fail_to_pass tests that newly pass in a Test action earn up to 0.1 in total, and
+nothing while the workspace holds a change grading would reject (an edited test file, a
+planted copy of a hidden test, a conftest.py, ...).
 
 "A bad action is data": an unknown kind, a missing field, a bad path, a refused or failing
 command comes back as an observation with ``error`` set (and ``info["parse_error"]`` for an
@@ -31,6 +33,7 @@ from typing import Any
 
 from repogym_gym.actions import ActionError, Observation, action_to_dict, parse_action
 from repogym_gym.baseline import BaselineStore
+from repogym_gym.changes import collect_changes
 from repogym_gym.commands import DEFAULT_ALLOWLIST, CommandRefusedError, check_command
 from repogym_gym.errors import PathEscapeError, RepoGymError, SandboxError, SetupError, WorkspaceError
 from repogym_gym.graders.composite import CompositeGrader
@@ -108,7 +111,9 @@ class RepoEnv:
         self.task = task
         self.sandbox = sandbox or LocalSandbox()
         self.store = store
-        self.max_steps = max_steps or task.spec.limits.max_steps
+        if max_steps is not None and max_steps < 1:
+            raise ValueError(f"max_steps must be at least 1, got {max_steps}")
+        self.max_steps = max_steps if max_steps is not None else task.spec.limits.max_steps
         self.reward_shaping = reward_shaping
         self.allowlist = frozenset(allowlist)
         self.trajectory_dir = Path(trajectory_dir) if trajectory_dir is not None else None
@@ -173,7 +178,7 @@ class RepoEnv:
         info: dict[str, Any] = {"task_id": self.task.id, "episode_id": self._trajectory.episode_id if self._trajectory else ""}
         if self._infra_error is not None:
             obs = Observation(text=f"Episode ended: {self._infra_error}", step=self._step, steps_left=0, error=self._infra_error)
-            return self._finish(obs, None, None, info, terminated=True)
+            return self._finish(obs, None, action, info, terminated=True)
         parsed = None
         try:
             parsed = parse_action(action)
@@ -237,9 +242,17 @@ class RepoEnv:
         except _Refusal as exc:
             return self._observe(str(exc), error=str(exc))
         except (PathEscapeError, CommandRefusedError) as exc:
-            return self._observe(f"Refused: {exc}", error=str(exc))
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError) as exc:
-            return self._observe(f"Failed: {exc}", error=str(exc))
+            message = self._scrub(str(exc))
+            return self._observe(f"Refused: {message}", error=message)
+        except OSError as exc:  # the action's own failure (name too long, not a directory, disk full...)
+            message = self._scrub(f"{exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else ""))
+            return self._observe(f"Failed: {message}", error=message)
+
+    def _scrub(self, text: str) -> str:
+        """``text`` without the workspace's absolute path (observations show repository paths only)."""
+        if self.workspace is None:
+            return text
+        return text.replace(str(self.workspace.path) + "/", "").replace(str(self.workspace.root), "<workspace>")
 
     def _ws(self) -> Workspace:
         assert self.workspace is not None
@@ -297,15 +310,24 @@ class RepoEnv:
     def _do_submit(self, action: Any) -> Observation:
         return self._observe("Submitted; grading the repository.")
 
+    def _visible_f2p(self) -> list[str]:
+        """fail_to_pass ids whose test file is in the baseline (the agent can see and run them)."""
+        manifest = self._ws().baseline.manifest
+        return [i for i in self.task.spec.tests.fail_to_pass if i.split("::", 1)[0] in manifest]
+
     def _count_visible_f2p(self, report: Any) -> int:
-        if report is None:
+        if report is None or not self.reward_shaping:
             return 0
-        return sum(1 for i in self.task.spec.tests.fail_to_pass if report.status_of(i) == "passed")
+        ws = self._ws()
+        changes = collect_changes(ws.path, ws.baseline.tree, dict(ws.baseline.manifest), ws.policy)
+        if changes.rejected:  # an edited test, a planted copy of a hidden test, a conftest...: no credit
+            return 0
+        return sum(1 for i in self._visible_f2p() if report.status_of(i) == "passed")
 
     def _shape(self, obs: Observation) -> float:
         if not self.reward_shaping:
             return 0.0
-        visible = [i for i in self.task.spec.tests.fail_to_pass if i.split("::", 1)[0] in self._ws().baseline.manifest]
+        visible = self._visible_f2p()
         passing = self._visible_passing
         if not visible or passing <= self._best_visible:
             return 0.0

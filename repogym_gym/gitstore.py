@@ -30,6 +30,7 @@ _OVERRIDES = (
     "core.attributesFile=/dev/null",
     "core.excludesFile=/dev/null",
     "core.autocrlf=false",
+    "core.quotePath=false",
     "core.logAllRefUpdates=false",
     "gc.auto=0",
     "diff.external=",
@@ -48,6 +49,7 @@ def _git_env() -> dict[str, str]:
         "GIT_CONFIG_GLOBAL": "/dev/null",
         "GIT_ATTR_NOSYSTEM": "1",
         "GIT_TERMINAL_PROMPT": "0",
+        "GIT_NO_REPLACE_OBJECTS": "1",
     }
 
 
@@ -84,11 +86,12 @@ class _GitFailed(GitMetadataError):
         self.stderr = stderr
 
 
-def _quote_path(path: str) -> str:
-    if not any(ch in path for ch in '"\\\n') and not path.startswith('"'):
-        return path
-    escaped = path.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-    return f'"{escaped}"'
+def _path_bytes(path: str) -> bytes:
+    """A path as fast-import wants it: the file system's bytes, C-quoted when needed."""
+    raw = os.fsencode(path)
+    if not any(ch in raw for ch in b'"\\\n') and not raw.startswith(b'"'):
+        return raw
+    return b'"' + raw.replace(b"\\", b"\\\\").replace(b'"', b'\\"').replace(b"\n", b"\\n") + b'"'
 
 
 @dataclass(frozen=True)
@@ -126,7 +129,8 @@ class GitStore:
         return store
 
     def harden(self) -> None:
-        """Rewrite config, drop hooks/ and info/, and re-point alternates, so nothing planted runs.
+        """Rewrite config; drop hooks/, info/ (exclude, attributes, grafts), replace refs, shallow and
+        commondir; re-point alternates. Nothing planted in the store runs or rewrites history.
 
         Raises:
             GitMetadataError: when the repository is gone.
@@ -134,7 +138,7 @@ class GitStore:
         if not (self.git_dir / "objects").is_dir() or not (self.git_dir / "HEAD").is_file():
             raise GitMetadataError(f"git metadata at {self.git_dir} is missing or incomplete; grading fails closed")
         (self.git_dir / "config").write_text(_CONFIG)
-        for name in ("hooks", "info"):
+        for name in ("hooks", "info", "refs/replace", "shallow", "commondir", "objects/info/http-alternates"):
             target = self.git_dir / name
             if target.is_symlink() or target.is_file():
                 target.unlink()
@@ -177,9 +181,9 @@ class GitStore:
         else:
             chunks.append(b"deleteall\n")
         for path in deleted:
-            chunks.append(f"D {_quote_path(path)}\n".encode())
+            chunks.append(b"D " + _path_bytes(path) + b"\n")
         for path, mode, data in files:
-            chunks.append(f"M {mode:o} inline {_quote_path(path)}\ndata {len(data)}\n".encode())
+            chunks.append(f"M {mode:o} inline ".encode() + _path_bytes(path) + f"\ndata {len(data)}\n".encode())
             chunks.append(data + b"\n")
         chunks.append(b"done\n")
         self.git("fast-import", "--quiet", "--force", "--done", stdin=b"".join(chunks))
@@ -193,7 +197,7 @@ class GitStore:
         for record in self.git(*base, "--numstat", "-z", old, new).split(b"\0"):
             if not record.strip():
                 continue
-            added, removed, path = record.decode("utf-8", "replace").split("\t", 2)
+            added, removed, path = os.fsdecode(record).split("\t", 2)
             stats.append(NumStat(path, None if added == "-" else int(added), None if removed == "-" else int(removed)))
         return patch, stats
 

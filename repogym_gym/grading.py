@@ -16,21 +16,19 @@ Example:
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 import time
 from pathlib import Path
 
-from repogym_gym.baseline import Baseline, BaselineStore, copy_tree
-from repogym_gym.errors import PatchError, RepoGymError, SetupError, WorkspaceError
+from repogym_gym.baseline import Baseline, BaselineStore
+from repogym_gym.errors import PatchError, PathEscapeError, RepoGymError, SetupError, WorkspaceError
 from repogym_gym.graders import CompositeGrader, ConstraintGrader, GradingContext, PerfGrader, QualityGrader, TestGrader
 from repogym_gym.graders.composite import combine
 from repogym_gym.results import GradeComponent, GradeResult
 from repogym_gym.sandbox import LocalSandbox, Sandbox
 from repogym_gym.task import Task
-from repogym_gym.tree import remove_path, scan_tree, write_file_safely
-from repogym_gym.workspace import Snapshot, Workspace, inject_hidden
+from repogym_gym.workspace import Snapshot, Workspace, build_grading_copy
 
 __all__ = ["default_grader", "grade_patch", "grade_snapshot", "grade_workspace"]
 
@@ -62,22 +60,6 @@ def _failed(task: Task, name: str, message: str, start: float, *, infra: bool, s
     )
 
 
-def _build_copy(task: Task, baseline: Baseline, snapshot: Snapshot, repo: Path) -> tuple[str, ...]:
-    copy_tree(baseline.tree, repo)
-    if scan_tree(repo) != dict(baseline.manifest):
-        raise WorkspaceError(f"the cached baseline of {task.id!r} at {baseline.tree} was modified; delete it to rebuild")
-    for change in snapshot.changes.carried:
-        if change.status == "deleted":
-            remove_path(repo / change.path)
-        elif change.git_mode == 0o120000:
-            write_file_safely(repo, change.path, b"")  # checks the parents, then replace by the link
-            remove_path(repo / change.path)
-            os.symlink((change.data or b"").decode(), repo / change.path)
-        else:
-            write_file_safely(repo, change.path, change.data or b"", 0o755 if change.git_mode == 0o100755 else 0o644)
-    return tuple(inject_hidden(task, repo))
-
-
 def grade_snapshot(
     task: Task,
     baseline: Baseline,
@@ -97,7 +79,9 @@ def grade_snapshot(
     root = Path(tempfile.mkdtemp(prefix=f"repogym-grade-{task.id}-"))
     try:
         try:
-            hidden = _build_copy(task, baseline, snapshot, root / "repo")
+            hidden = build_grading_copy(task, baseline, snapshot, root / "repo")
+        except PathEscapeError as exc:  # the submission's own layout; never a reason to mask
+            return _failed(task, "grading_copy", f"the submission cannot be carried: {exc}", start, infra=False, snapshot=snapshot)
         except (OSError, RepoGymError) as exc:
             return _failed(task, "grading_copy", f"cannot build the grading copy: {exc}", start, infra=True, snapshot=snapshot)
         (root / "scratch").mkdir()

@@ -149,7 +149,7 @@ def check_parents(root: Path, rel: str) -> Path:
     """
     parts = Path(rel).parts
     if not parts or Path(rel).is_absolute() or ".." in parts:
-        raise PathEscapeError(f"path {rel!r} must be relative and stay inside {root}")
+        raise PathEscapeError(f"path {rel!r} must be relative and stay inside the tree")
     current = root
     for part in parts[:-1]:
         current = current / part
@@ -160,14 +160,23 @@ def check_parents(root: Path, rel: str) -> Path:
     return current / parts[-1]
 
 
-def write_file_safely(root: Path, rel: str, data: bytes, mode: int = 0o644) -> None:
+def write_file_safely(root: Path, rel: str, data: bytes, mode: int = 0o644, *, clear_parents: bool = False) -> None:
     """Write ``data`` at ``root/rel`` without following any symlink on the way.
 
     A symlink or special file already at the destination is replaced, never written through.
+    With ``clear_parents`` (for trees the caller owns), a file or symlink standing where a parent
+    directory must be is removed first instead of refused.
 
     Raises:
-        PathEscapeError: when ``rel`` escapes ``root`` or a parent directory is a symlink or a file.
+        PathEscapeError: when ``rel`` escapes ``root`` or (without ``clear_parents``) a parent
+            directory is a symlink or a file.
     """
+    if clear_parents:
+        current = root
+        for part in Path(rel).parts[:-1]:
+            current = current / part
+            if current.is_symlink() or (current.exists() and not current.is_dir()):
+                current.unlink()
     dest = check_parents(root, rel)
     dest.parent.mkdir(parents=True, exist_ok=True)
     if dest.is_symlink() or (dest.exists() and not dest.is_file()):

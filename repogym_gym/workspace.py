@@ -31,7 +31,7 @@ from repogym_gym.gitstore import BASELINE_REF, CANDIDATE_REF, GitStore, NumStat,
 from repogym_gym.task import Task
 from repogym_gym.tree import check_parents, diff_manifests, force_rmtree, remove_path, scan_tree, write_file_safely
 
-__all__ = ["Snapshot", "Workspace", "default_baseline_store", "inject_hidden"]
+__all__ = ["Snapshot", "Workspace", "build_grading_copy", "default_baseline_store", "inject_hidden"]
 
 _DEFAULT_STORES: dict[Path | None, BaselineStore] = {}
 
@@ -93,14 +93,26 @@ class Workspace:
             store: Where baselines are cached (default: the process-wide store).
             parent_dir: Where to make the workspace (default: the system temp directory).
 
+        The copy is checked against the baseline manifest; a cached baseline that was modified
+        is rebuilt once (running setup again) rather than handed out.
+
         Raises:
             SetupError: when building the baseline ran setup and it failed.
             WorkspaceError: when the copy or the git store cannot be made.
         """
-        baseline = (store or default_baseline_store()).get(task)
+        store = store or default_baseline_store()
+        baseline = store.get(task)
         root = Path(tempfile.mkdtemp(prefix=f"repogym-{task.id}-", dir=parent_dir))
         try:
             copy_tree(baseline.tree, root / "repo")
+            if scan_tree(root / "repo") != dict(baseline.manifest):
+                # The cache was modified since it was built: rebuild it once, never hand it out.
+                store.invalidate(task)
+                baseline = store.get(task)
+                shutil.rmtree(root / "repo")
+                copy_tree(baseline.tree, root / "repo")
+                if scan_tree(root / "repo") != dict(baseline.manifest):
+                    raise WorkspaceError(f"the baseline of {task.id!r} does not match its manifest after a rebuild")
             git = GitStore.create(root / "git", alternate=baseline.store.git_dir)
             git.git("update-ref", BASELINE_REF, baseline.commit)
         except BaseException:
@@ -243,13 +255,43 @@ class Workspace:
         self.close()
 
 
-def inject_hidden(task: Task, repo: Path) -> list[str]:
-    """Copy the task's hidden files into ``repo`` at their relative paths; return those paths.
+def build_grading_copy(task: Task, baseline: Baseline, snapshot: Snapshot | None, repo: Path) -> tuple[str, ...]:
+    """Make ``repo`` (which must not exist) a fresh copy of the baseline with the submission carried in.
 
-    Only regular files are copied, and never through a symlink planted in ``repo``.
+    The copy is verified against the baseline manifest before anything is written (a tampered
+    cache raises), then the carried bytes are written (deletions first, in path order) and the
+    hidden tests injected. ``snapshot=None`` gives the pristine baseline with hidden tests.
+
+    Returns:
+        The injected hidden paths.
 
     Raises:
-        PathEscapeError: when a hidden file's destination goes through a symlink.
+        WorkspaceError: when the cached baseline no longer matches its manifest.
+        PathEscapeError: when a carried path cannot be written inside the copy.
+    """
+    copy_tree(baseline.tree, repo)
+    if scan_tree(repo) != dict(baseline.manifest):
+        raise WorkspaceError(f"the cached baseline of {task.id!r} at {baseline.tree} was modified; delete it to rebuild")
+    for change in snapshot.changes.carried if snapshot else ():
+        if change.status == "deleted":
+            remove_path(repo / change.path)
+        elif change.git_mode == 0o120000:
+            write_file_safely(repo, change.path, b"")  # checks the parents, then replace by the link
+            remove_path(repo / change.path)
+            os.symlink((change.data or b"").decode(), repo / change.path)
+        else:
+            write_file_safely(repo, change.path, change.data or b"", 0o755 if change.git_mode == 0o100755 else 0o644)
+    return tuple(inject_hidden(task, repo))
+
+
+def inject_hidden(task: Task, repo: Path) -> list[str]:
+    """Copy the task's hidden files into ``repo`` (a grader-owned copy) at their relative paths.
+
+    Only regular files are copied; a file or symlink standing where a hidden file's directory
+    must be is removed (never followed), so hidden tests always land inside ``repo``.
+
+    Returns:
+        The injected relative paths.
     """
     hidden = task.hidden_dir
     if hidden is None:
@@ -258,6 +300,7 @@ def inject_hidden(task: Task, repo: Path) -> list[str]:
     for path in sorted(hidden.rglob("*")):
         if path.is_file() and not path.is_symlink():
             rel = path.relative_to(hidden).as_posix()
-            write_file_safely(repo, rel, path.read_bytes(), 0o755 if path.stat().st_mode & 0o111 else 0o644)
+            mode = 0o755 if path.stat().st_mode & 0o111 else 0o644
+            write_file_safely(repo, rel, path.read_bytes(), mode, clear_parents=True)
             injected.append(rel)
     return injected

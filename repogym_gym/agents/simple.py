@@ -5,6 +5,7 @@ They are the controls of every task: noop must score exactly 0 and golden exactl
 
 from __future__ import annotations
 
+import shlex
 from collections import deque
 from typing import Any
 
@@ -40,7 +41,7 @@ def golden_actions(task: Task) -> list[dict[str, Any]]:
         ws.apply_patch(task.golden_patch())
         for change in ws.snapshot().changes.carried:
             if change.status == "deleted":
-                actions.append({"kind": "run", "command": f"rm -f -- '{change.path}'"})
+                actions.append({"kind": "run", "command": f"rm -f -- {shlex.quote(change.path)}"})
                 continue
             try:
                 text = (change.data or b"").decode("utf-8")

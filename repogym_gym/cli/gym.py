@@ -22,8 +22,12 @@ def list_ids(
     """Print every registered RepoGym/... id with its task and step budget."""
     for path in suite or []:
         register_suite(path)
-    table = Table("id", "task", "max_episode_steps", title="RepoGym ids")
-    for env_id in registered_ids():
+    ids = registered_ids()
+    table = Table(title="RepoGym ids")
+    table.add_column("id", no_wrap=True, min_width=max((len(i) for i in ids), default=2))
+    table.add_column("task", overflow="fold")
+    table.add_column("max_episode_steps")
+    for env_id in ids:
         spec = gym.spec(env_id)
         target = spec.kwargs.get("task") or (f"suite: {spec.kwargs['suite']}" if "suite" in spec.kwargs else "task=<path or id>")
         table.add_row(env_id, str(target), str(spec.max_episode_steps or "-"))

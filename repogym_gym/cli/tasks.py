@@ -27,7 +27,10 @@ def list_tasks(
 ) -> None:
     """List tasks with their type, test counts and tags."""
     tasks = load_tasks(paths, types=type_ or None, tags=tag or None)  # type: ignore[arg-type]
-    table = Table("id", "type", "fail_to_pass", "pass_to_pass", "tags", title=f"{len(tasks)} tasks")
+    table = Table(title=f"{len(tasks)} tasks")
+    table.add_column("id", no_wrap=True, min_width=max((len(t.id) for t in tasks), default=2))
+    for name in ("type", "fail_to_pass", "pass_to_pass", "tags"):
+        table.add_column(name)
     for task in tasks:
         spec = task.spec
         table.add_row(task.id, spec.type, str(len(spec.tests.fail_to_pass)), str(len(spec.tests.pass_to_pass)), ", ".join(spec.tags))

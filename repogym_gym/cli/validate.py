@@ -41,7 +41,7 @@ def validate_command(
             ))
             bar.advance(job)
     table = Table(title="repogym validate")
-    table.add_column("task", no_wrap=True)
+    table.add_column("task", no_wrap=True, min_width=max((len(t.id) for t in tasks), default=4))
     for name in ("type", "baseline", "noop", "golden", "repeatable"):
         table.add_column(name, no_wrap=True)
     table.add_column("seconds", justify="right")

@@ -19,17 +19,30 @@ from repogym_gym.results import GradeComponent, Role
 __all__ = ["ConstraintGrader", "added_lines"]
 
 
+def _header_path(value: str) -> str | None:
+    """The path of a ``+++ b/...`` header value (C-quoted or not); None for /dev/null."""
+    if value.startswith('"') and value.endswith('"'):
+        value = value[1:-1].encode("latin-1", "backslashreplace").decode("unicode_escape").encode("latin-1").decode("utf-8", "replace")
+    return value[2:] if value.startswith("b/") else None
+
+
 def added_lines(patch: str) -> dict[str, list[str]]:
-    """Added lines of a git-format patch, by path (``+++`` headers excluded)."""
+    """Added lines of a git-format patch, by path.
+
+    File headers (``--- a/...``, ``+++ b/...``) are read only between ``diff --git`` and the
+    first ``@@`` hunk of a file, so an added line that itself starts with ``++`` is an added line.
+    """
     lines: dict[str, list[str]] = {}
     current: str | None = None
+    in_header = False
     for line in patch.splitlines():
         if line.startswith("diff --git "):
-            current = None
-        elif line.startswith("+++ "):
-            target = line[4:]
-            current = target[2:] if target.startswith("b/") else None
-        elif current is not None and line.startswith("+"):
+            current, in_header = None, True
+        elif in_header and line.startswith("+++ "):
+            current = _header_path(line[4:])
+        elif line.startswith("@@"):
+            in_header = False
+        elif not in_header and current is not None and line.startswith("+"):
             lines.setdefault(current, []).append(line[1:])
     return lines
 

@@ -1,9 +1,11 @@
 """PerfGrader: the candidate's benchmark time against the pristine baseline's, interleaved.
 
-A pristine baseline copy (hidden files injected) is made once per task and sandbox and kept for
-the process. Each grade runs one untimed warm-up per side, then ``runs`` pairs, alternating
-which side goes first, and keeps the minimum of each side, so drift and additive noise cancel
-(design doc 000, "PerfGrader"). By default (``timing: wall``) the whole benchmark process is
+The pristine baseline is the task's cached post-setup baseline, materialised once and kept; every
+run (warm-up and timed, either side) gets a fresh copy of it, verified against its manifest, with
+hidden files injected and, on the candidate side, the submission carried in, so nothing one run
+leaves behind (caches, a tampered baseline) reaches another. Each grade runs one untimed warm-up
+per side, then ``runs`` pairs, alternating which side goes first, and keeps the minimum of each
+side, so drift and additive noise cancel (design doc 000, "PerfGrader"). By default (``timing: wall``) the whole benchmark process is
 timed from outside, so code the agent controls cannot fake the number::
 
     speedup = baseline_s / candidate_s
@@ -18,41 +20,24 @@ faster; timing it would measure noise alone). Non-finite or non-positive timings
 
 from __future__ import annotations
 
-import atexit
 import json
 import math
-import shutil
 import tempfile
-import threading
 from pathlib import Path
 
-from repogym_gym.baseline import copy_tree
 from repogym_gym.errors import GraderError
 from repogym_gym.graders.base import GradingContext, component
 from repogym_gym.results import GradeComponent, Role
 from repogym_gym.spec import PerfSpec
-from repogym_gym.workspace import inject_hidden
+from repogym_gym.workspace import build_grading_copy
 
 __all__ = ["PerfGrader", "perf_score"]
-
-_PRISTINE: dict[tuple[str, str, str], Path] = {}
-_PRISTINE_LOCK = threading.Lock()
-
 
 def perf_score(speedup: float, min_speedup: float, noise_floor: float) -> float:
     """The log-scaled score of a speed-up (see the module docstring); 0 for non-finite input."""
     if not math.isfinite(speedup) or speedup < noise_floor:
         return 0.0
     return min(1.0, math.log(speedup / noise_floor) / math.log(min_speedup / noise_floor))
-
-
-def _cleanup_pristine() -> None:
-    for path in _PRISTINE.values():
-        shutil.rmtree(path.parent, ignore_errors=True)
-    _PRISTINE.clear()
-
-
-atexit.register(_cleanup_pristine)
 
 
 class PerfGrader:
@@ -73,19 +58,19 @@ class PerfGrader:
             # Identical code cannot be faster; timing it would only measure noise.
             return component(self, score=0.0, passed=False, messages=["no change to time: the submission equals the baseline"],
                              details={"speedup": 1.0})
-        pristine = self._pristine(ctx)
         try:
-            self._time(ctx, perf, ctx.repo)
+            self._time(ctx, perf, self._fresh(ctx, candidate=True))
         except GraderError as exc:
             return component(self, score=0.0, passed=False, messages=[f"candidate benchmark: {exc}"])
-        self._time(ctx, perf, pristine, baseline=True)
+        self._time(ctx, perf, self._fresh(ctx, candidate=False), baseline=True)
         base_s: list[float] = []
         cand_s: list[float] = []
         for i in range(perf.runs):
-            order = [(pristine, base_s, True), (ctx.repo, cand_s, False)]
-            for where, sink, is_base in order if i % 2 == 0 else order[::-1]:
+            order = [(False, base_s), (True, cand_s)]
+            for is_candidate, sink in order if i % 2 == 0 else order[::-1]:
+                where = self._fresh(ctx, candidate=is_candidate)
                 try:
-                    sink.append(self._time(ctx, perf, where, baseline=is_base))
+                    sink.append(self._time(ctx, perf, where, baseline=not is_candidate))
                 except GraderError as exc:
                     return component(self, score=0.0, passed=False, messages=[f"candidate benchmark: {exc}"])
         baseline_s, candidate_s = min(base_s), min(cand_s)
@@ -112,15 +97,11 @@ class PerfGrader:
         return seconds
 
     @staticmethod
-    def _pristine(ctx: GradingContext) -> Path:
-        key = (ctx.baseline.commit, ",".join(ctx.hidden_files) + ctx.task.fingerprint, ctx.sandbox.name)
-        with _PRISTINE_LOCK:
-            if key not in _PRISTINE or not _PRISTINE[key].is_dir():
-                root = Path(tempfile.mkdtemp(prefix=f"repogym-perf-{ctx.task.id}-"))
-                copy_tree(ctx.baseline.tree, root / "repo")
-                inject_hidden(ctx.task, root / "repo")
-                _PRISTINE[key] = root / "repo"
-            return _PRISTINE[key]
+    def _fresh(ctx: GradingContext, *, candidate: bool) -> Path:
+        """A new verified copy for one run: the baseline, or the baseline with the submission."""
+        root = Path(tempfile.mkdtemp(prefix="perf-", dir=ctx.scratch))
+        build_grading_copy(ctx.task, ctx.baseline, ctx.snapshot if candidate else None, root / "repo")
+        return root / "repo"
 
 
 def _reported_seconds(stdout: str) -> float:

@@ -2,10 +2,18 @@
 
 For ``runner: pytest`` the grader builds the whole invocation itself::
 
-    python -I -m pytest -c <scratch>/pytest.ini --rootdir <repo> --confcutdir <repo>
+    python -I <scratch>/pytest_runner.py NONCE <scratch>/selection.json
+        -c <scratch>/pytest.ini --rootdir <repo> --confcutdir <repo>
         -p no:cacheprovider --continue-on-collection-errors <task args> <sentinel>
 
+- the runner (:mod:`repogym_gym.graders.pytest_runner`) collects only the files behind the
+  scored test ids (so test modules a submission adds never load), records every scored outcome
+  from pytest's own reports, prints that record once framed by a random nonce, and ends with
+  ``os._exit`` so no ``atexit`` hook of the code under test runs after the report is written;
+  the grader requires the record and the JUnit report to agree on which ids passed;
 - ``-I``: an isolated interpreter (no ``PYTHONPATH``, user site or current directory on sys.path);
+- ``-X pycache_prefix=<scratch>/pycache``: bytecode is read and written only in a fresh cache
+  outside the tree, so no ``.pyc`` in the tree (stale, or planted with a matching mtime) runs;
 - ``-c``: the grader's own ini, so ``pytest.ini``/``pyproject.toml``/``tox.ini``/``setup.cfg`` in
   the repository are never read; it carries the *baseline's* settings (markers, python_files,
   ...) except ``addopts`` and ``required_plugins``, with absolute ``pythonpath`` entries and
@@ -15,15 +23,17 @@ For ``runner: pytest`` the grader builds the whole invocation itself::
   report is forged or the run was tampered with, and the run is invalid.
 
 A run is invalid (and the test component scores 0) when it timed out, wrote no parseable
-report, lost or passed the sentinel, or its exit code disagrees with its report (pytest with a
-failing sentinel must exit 1).
+report, lost or passed the sentinel, its runner record is missing or disagrees with the report,
+or its exit code disagrees with its report (pytest with a failing sentinel must exit 1).
 """
 
 from __future__ import annotations
 
 import configparser
+import json
 import secrets
 import shlex
+import shutil
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +44,10 @@ from repogym_gym.results import CommandResult
 from repogym_gym.sandbox import Sandbox
 from repogym_gym.spec import TestSpec
 
-__all__ = ["TestRun", "baseline_pytest_settings", "pytest_argv", "run_tests"]
+__all__ = ["RUNNER_SCRIPT", "TestRun", "baseline_pytest_settings", "pytest_argv", "run_tests"]
+
+#: The standalone runner script copied next to the grader's ini for every pytest run.
+RUNNER_SCRIPT = Path(__file__).with_name("pytest_runner.py")
 
 #: Baseline ini keys carried into the grader's ini (everything else is dropped).
 CARRIED_INI_KEYS = (
@@ -110,11 +123,32 @@ def write_ini(path: Path, repo: Path, baseline_tree: Path, spec: TestSpec) -> No
     path.write_text("\n".join(lines) + "\n")
 
 
-def pytest_argv(spec: TestSpec, repo: Path, ini: Path, junit: Path, sentinel: str | None) -> list[str]:
+def pytest_argv(spec: TestSpec, repo: Path, ini: Path, junit: Path, sentinel: str | None,
+                runner: Path, nonce: str, selection: Path) -> list[str]:
     """The grader's pytest command line (see the module docstring)."""
-    argv = ["python", "-I", "-m", "pytest", "-c", str(ini), "--rootdir", str(repo), "--confcutdir", str(repo)]
+    argv = ["python", "-I", "-X", f"pycache_prefix={runner.parent / 'pycache'}", str(runner), nonce, str(selection)]
+    argv += ["-c", str(ini), "--rootdir", str(repo), "--confcutdir", str(repo)]
     argv += ["-p", "no:cacheprovider", "--continue-on-collection-errors", *_task_args(spec, junit)]
     return argv + ([sentinel] if sentinel else [])
+
+
+def _selection(spec: TestSpec, sentinel_id: str | None) -> dict[str, list[str]]:
+    ids = [*spec.fail_to_pass, *spec.pass_to_pass, *([sentinel_id] if sentinel_id else [])]
+    heads = [i.split("::", 1)[0] for i in ids if "::" in i]
+    files = sorted({h for h in heads if h.endswith(".py")}) if len(heads) == len(ids) else []
+    return {"files": files, "ids": ids}
+
+
+def _read_record(stdout: str, nonce: str) -> tuple[dict[str, object] | None, str]:
+    """The runner's nonce-framed record, and stdout without it; None unless framed exactly once."""
+    parts = stdout.split(nonce)
+    if len(parts) != 3:
+        return None, stdout
+    try:
+        record = json.loads(parts[1])
+    except json.JSONDecodeError:
+        return None, stdout
+    return (record if isinstance(record, dict) else None), parts[0] + parts[2]
 
 
 @dataclass(frozen=True)
@@ -170,13 +204,19 @@ def run_tests(
     scratch.mkdir(parents=True, exist_ok=True)
     junit = scratch / f"junit-{secrets.token_hex(4)}.xml"
     sentinel_id = None
+    nonce = ""
     if spec.runner == "pytest":
         ini = scratch / "pytest.ini"
         write_ini(ini, repo, baseline_tree, spec)
         sentinel_file = None
         if sentinel:
             sentinel_file, sentinel_id = _plant_sentinel(repo)
-        argv = pytest_argv(spec, repo, ini, junit, sentinel_file)
+        runner = scratch / "pytest_runner.py"
+        shutil.copyfile(RUNNER_SCRIPT, runner)
+        selection = scratch / "selection.json"
+        selection.write_text(json.dumps(_selection(spec, sentinel_id)))
+        nonce = f"@@repogym-{secrets.token_hex(16)}@@"
+        argv = pytest_argv(spec, repo, ini, junit, sentinel_file, runner, nonce, selection)
         env = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     else:
         argv = ["bash", "-c", spec.command.replace("{junit}", shlex.quote(str(junit)))]
@@ -184,13 +224,34 @@ def run_tests(
     result = sandbox.run(argv, cwd=repo, timeout_s=timeout_s, env=env, output_limit_bytes=output_limit_bytes)
     if sentinel_id:
         (repo / sentinel_id.split("::")[0]).unlink(missing_ok=True)
+    record = None
+    if nonce:
+        record, stdout = _read_record(result.stdout, nonce)
+        result = result.model_copy(update={"stdout": stdout})
     if result.timed_out:
         return TestRun(result, None, f"the test run timed out after {timeout_s:g} s", sentinel_id)
     try:
         report = parse_junit_xml(junit)
     except JUnitParseError as exc:
         return TestRun(result, None, f"no usable test report (exit code {result.exit_code}): {exc}", sentinel_id)
-    return TestRun(result, report, _judge(spec, result, report, sentinel_id), sentinel_id)
+    invalid = _check_record(spec, result, report, record, sentinel_id) if nonce else None
+    return TestRun(result, report, invalid or _judge(spec, result, report, sentinel_id), sentinel_id)
+
+
+def _check_record(spec: TestSpec, result: CommandResult, report: JUnitReport, record: dict[str, object] | None,
+                  sentinel_id: str | None) -> str | None:
+    """Why the JUnit report cannot be trusted given the runner's own record, or None."""
+    if record is None or not isinstance(record.get("record"), dict):
+        return "the test runner's own record is missing or was tampered with (the process was cut short or forged output)"
+    if record.get("exit_code") != result.exit_code:
+        return f"the test process exited {result.exit_code} but pytest returned {record.get('exit_code')}"
+    outcomes = record["record"]
+    assert isinstance(outcomes, dict)
+    for test_id in [*spec.fail_to_pass, *spec.pass_to_pass, *([sentinel_id] if sentinel_id else [])]:
+        if (outcomes.get(test_id) == "passed") != (report.status_of(test_id) == "passed"):
+            return (f"the JUnit report says {test_id} {report.status_of(test_id)} but pytest recorded "
+                    f"{outcomes.get(test_id, 'nothing')}: the report was rewritten")
+    return None
 
 
 def _judge(spec: TestSpec, result: CommandResult, report: JUnitReport, sentinel_id: str | None) -> str | None:

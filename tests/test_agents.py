@@ -1,0 +1,160 @@
+"""Tests for repogym_gym.agents: the noop and golden controls, and the golden plan of every starter task.
+
+``run_episode`` through a Gymnasium env is covered by the gym tests; here the golden plan is
+checked against the golden patch itself, in real workspaces.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from typing import Any
+
+import pytest
+
+from repogym_gym.agents import Agent, GoldenAgent, NoopAgent, golden_actions
+from repogym_gym.commands import check_command
+from repogym_gym.env import RepoEnv
+from repogym_gym.errors import PatchError, TaskNotFoundError
+from repogym_gym.task import Task
+from repogym_gym.workspace import Snapshot, Workspace
+from tests.conftest import FIXED_SOURCE, GOLDEN_PATCH, STARTER, MakeTask
+
+STARTER_IDS = sorted(p.name for p in STARTER.iterdir() if (p / "task.yaml").is_file())
+SUBMIT = {"kind": "submit"}
+
+
+def delete_patch(path: str, text: str = "x = 1\n") -> str:
+    lines = "".join(f"-{line}\n" for line in text.splitlines())
+    count = len(text.splitlines())
+    return f"diff --git a/{path} b/{path}\ndeleted file mode 100644\n--- a/{path}\n+++ /dev/null\n@@ -1,{count} +0,0 @@\n{lines}"
+
+
+def carried(snapshot: Snapshot) -> list[tuple[str, str, bytes | None]]:
+    return sorted((c.path, c.status, c.data) for c in snapshot.changes.carried)
+
+
+def golden_snapshot(task: Task) -> tuple[str, list[tuple[str, str, bytes | None]]]:
+    with Workspace.create(task) as ws:
+        ws.apply_patch(task.golden_patch())
+        snap = ws.snapshot()
+        return snap.patch, carried(snap)
+
+
+def replayed_snapshot(task: Task, actions: list[dict[str, Any]]) -> tuple[str, list[tuple[str, str, bytes | None]]]:
+    """Carry out the plan's writes and runs in a fresh workspace (runs checked by the allowlist)."""
+    with Workspace.create(task) as ws:
+        for action in actions:
+            if action["kind"] == "write":
+                ws.write(action["path"], action["content"])
+            elif action["kind"] == "run":
+                check_command(action["command"])
+                subprocess.run(["bash", "-c", action["command"]], cwd=ws.path, check=True, timeout=30)
+        snap = ws.snapshot()
+        return snap.patch, carried(snap)
+
+
+# -- golden_actions ----------------------------------------------------------------------------
+
+
+def test_golden_actions_of_the_tiny_task(tiny_task: Task) -> None:
+    assert golden_actions(tiny_task) == [
+        {"kind": "write", "path": "calc/__init__.py", "content": FIXED_SOURCE},
+        SUBMIT,
+    ]
+
+
+@pytest.mark.parametrize("task_id", STARTER_IDS)
+def test_golden_actions_of_a_starter_task_end_with_a_single_submit(starter_tasks: list[Task], task_id: str) -> None:
+    task = next(t for t in starter_tasks if t.id == task_id)
+    actions = golden_actions(task)
+    assert actions[-1] == SUBMIT
+    assert [a["kind"] for a in actions].count("submit") == 1
+    assert len(actions) >= 2
+    assert {a["kind"] for a in actions[:-1]} <= {"write", "run"}
+
+
+@pytest.mark.parametrize("task_id", STARTER_IDS)
+def test_golden_actions_of_a_starter_task_reproduce_the_golden_patch(starter_tasks: list[Task], task_id: str) -> None:
+    task = next(t for t in starter_tasks if t.id == task_id)
+    expected_patch, expected_changes = golden_snapshot(task)
+    assert expected_patch
+    assert replayed_snapshot(task, golden_actions(task)) == (expected_patch, expected_changes)
+
+
+def test_golden_actions_delete_removed_files_with_an_allowed_command(make_task: MakeTask) -> None:
+    task = make_task(files={"calc/old.py": "x = 1\n"}, patch=GOLDEN_PATCH + delete_patch("calc/old.py"))
+    actions = golden_actions(task)
+    runs = [a for a in actions if a["kind"] == "run"]
+    assert len(runs) == 1 and "calc/old.py" in runs[0]["command"]
+    check_command(runs[0]["command"])
+    assert replayed_snapshot(task, actions) == golden_snapshot(task)
+
+
+def test_the_golden_plan_scores_one_through_repo_env(make_task: MakeTask) -> None:
+    task = make_task(files={"calc/old.py": "x = 1\n"}, patch=GOLDEN_PATCH + delete_patch("calc/old.py"))
+    env = RepoEnv(task)
+    try:
+        env.reset()
+        results = [env.step(action) for action in golden_actions(task)]
+        assert all(r.observation.error is None for r in results)
+        assert results[-1].terminated and results[-1].reward == 1.0
+        assert results[-1].info["grade"]["files_changed"] == ["calc/__init__.py", "calc/old.py"]
+    finally:
+        env.close()
+
+
+def test_golden_actions_delete_a_file_whose_name_has_a_quote(make_task: MakeTask) -> None:
+    task = make_task(files={"calc/it's.py": "x = 1\n"}, patch=GOLDEN_PATCH + delete_patch("calc/it's.py"))
+    env = RepoEnv(task)
+    try:
+        env.reset()
+        results = [env.step(action) for action in golden_actions(task)]
+        assert all(r.observation.error is None for r in results)
+        assert results[-1].info["grade"]["files_changed"] == ["calc/__init__.py", "calc/it's.py"]
+    finally:
+        env.close()
+
+
+def test_golden_actions_without_a_golden_patch_raise(make_task: MakeTask) -> None:
+    with pytest.raises(TaskNotFoundError, match="has no golden patch"):
+        golden_actions(make_task(patch=None))
+
+
+def test_golden_actions_with_a_patch_that_does_not_apply_raise(make_task: MakeTask) -> None:
+    with pytest.raises(PatchError):
+        golden_actions(make_task(patch=GOLDEN_PATCH.replace("-    return a - b", "-    return a * b")))
+
+
+# -- agents ------------------------------------------------------------------------------------
+
+
+def test_noop_agent_always_submits(tiny_task: Task) -> None:
+    agent = NoopAgent()
+    agent.begin(tiny_task)
+    assert [agent.act({}, {}) for _ in range(3)] == [SUBMIT] * 3
+    assert agent.name == "noop"
+
+
+def test_golden_agent_plays_the_plan_then_keeps_submitting(tiny_task: Task) -> None:
+    agent = GoldenAgent()
+    agent.begin(tiny_task)
+    plan = golden_actions(tiny_task)
+    assert [agent.act({}, {}) for _ in range(len(plan) + 2)] == plan + [SUBMIT, SUBMIT]
+    assert agent.name == "golden"
+
+
+def test_golden_agent_begin_restarts_the_plan(tiny_task: Task) -> None:
+    agent = GoldenAgent()
+    agent.begin(tiny_task)
+    first = agent.act({}, {})
+    agent.begin(tiny_task)
+    assert agent.act({}, {}) == first == {"kind": "write", "path": "calc/__init__.py", "content": FIXED_SOURCE}
+
+
+def test_golden_agent_before_begin_submits() -> None:
+    assert GoldenAgent().act({}, {}) == SUBMIT
+
+
+@pytest.mark.parametrize("agent", [NoopAgent(), GoldenAgent()], ids=["noop", "golden"])
+def test_agents_satisfy_the_agent_protocol(agent: Any) -> None:
+    assert isinstance(agent, Agent)

@@ -1,0 +1,758 @@
+"""Tests for repogym_gym.env.RepoEnv: real episodes on the tiny task, real subprocesses, real grading.
+
+The episode logic is what an RL trainer sees: it must turn every bad action into an observation
+(never an exception), refuse paths and commands that leave the workspace, and pay the graded
+score on the last step only (plus at most 0.1 of opt-in shaping).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.conftest import CALC_SOURCE, FIXED_SOURCE, HIDDEN_TESTS, VISIBLE_TESTS, MakeTask
+
+from repogym_gym.actions import ReadAction
+from repogym_gym.commands import DEFAULT_ALLOWLIST
+from repogym_gym.env import EpisodeError, RepoEnv, StepResult
+from repogym_gym.errors import RepoGymError
+from repogym_gym.task import Task
+
+FIX: dict[str, Any] = {"kind": "write", "path": "calc/__init__.py", "content": FIXED_SOURCE}
+BREAK: dict[str, Any] = {"kind": "write", "path": "calc/__init__.py", "content": CALC_SOURCE}
+TEST: dict[str, Any] = {"kind": "test"}
+SUBMIT: dict[str, Any] = {"kind": "submit"}
+LIST: dict[str, Any] = {"kind": "list_files"}
+HIDDEN_ID = "tests/test_calc_hidden.py::test_add_negative"
+VISIBLE_F2P = "tests/test_calc.py::test_add"
+
+
+@pytest.fixture
+def env(tiny_task: Task) -> Iterator[RepoEnv]:
+    environment = RepoEnv(tiny_task)
+    yield environment
+    environment.close()
+
+
+@pytest.fixture
+def started(env: RepoEnv) -> RepoEnv:
+    env.reset()
+    return env
+
+
+def run(env: RepoEnv, command: str) -> StepResult:
+    return env.step({"kind": "run", "command": command})
+
+
+def repo(env: RepoEnv) -> Path:
+    assert env.workspace is not None
+    return env.workspace.path
+
+
+# -- reset -------------------------------------------------------------------------------------
+
+
+def test_reset_observation_has_problem_statement_and_relative_file_tree(env: RepoEnv, tiny_task: Task) -> None:
+    obs, info = env.reset()
+    assert tiny_task.spec.problem_statement.strip() in obs.text
+    assert "calc/__init__.py" in obs.text.splitlines()
+    assert "tests/test_calc.py" in obs.text.splitlines()
+    assert env.workspace is not None
+    assert str(env.workspace.root) not in obs.text
+    assert "test_calc_hidden" not in obs.text
+    assert (obs.step, obs.steps_left, obs.error) == (0, 10, None)
+    assert "infra_error" not in info and info["task_id"] == "tiny-calc"
+
+
+def test_reset_steps_left_follows_the_max_steps_argument(tiny_task: Task) -> None:
+    env = RepoEnv(tiny_task, max_steps=4)
+    try:
+        obs, _ = env.reset()
+        assert (obs.step, obs.steps_left) == (0, 4)
+    finally:
+        env.close()
+
+
+def test_second_reset_gives_a_fresh_workspace_and_removes_the_old_one(started: RepoEnv) -> None:
+    old_root = started.workspace.root
+    started.step({"kind": "write", "path": "notes.txt", "content": "remember me"})
+    run(started, "touch from_run.txt")
+    assert (repo(started) / "notes.txt").is_file() and (repo(started) / "from_run.txt").is_file()
+
+    obs, _ = started.reset()
+
+    assert not old_root.exists()
+    assert started.workspace.root != old_root
+    assert not (repo(started) / "notes.txt").exists() and not (repo(started) / "from_run.txt").exists()
+    assert "notes.txt" not in obs.text
+    assert started.step({"kind": "read", "path": "notes.txt"}).observation.error
+
+
+def test_second_reset_restarts_the_step_count(started: RepoEnv) -> None:
+    started.step(LIST)
+    started.step(LIST)
+    obs, _ = started.reset()
+    assert (obs.step, obs.steps_left) == (0, 10)
+    assert started.step(LIST).observation.step == 1
+
+
+# -- actions -----------------------------------------------------------------------------------
+
+
+def test_read_returns_the_file_content(started: RepoEnv) -> None:
+    result = started.step({"kind": "read", "path": "calc/__init__.py"})
+    assert result.observation.text == CALC_SOURCE
+    assert result.observation.error is None
+    assert (result.reward, result.terminated, result.truncated) == (0.0, False, False)
+
+
+def test_read_accepts_an_action_model(started: RepoEnv) -> None:
+    assert started.step(ReadAction(path="tests/test_calc.py")).observation.text == VISIBLE_TESTS
+
+
+def test_read_of_a_missing_file_is_an_error_observation(started: RepoEnv) -> None:
+    result = started.step({"kind": "read", "path": "calc/nope.py"})
+    assert result.observation.error
+    assert "calc/nope.py" in result.observation.text
+    assert not result.terminated
+
+
+def test_read_of_a_directory_is_an_error_observation(started: RepoEnv) -> None:
+    result = started.step({"kind": "read", "path": "calc"})
+    assert result.observation.error
+    assert not result.terminated
+
+
+def test_write_creates_parent_directories(started: RepoEnv) -> None:
+    result = started.step({"kind": "write", "path": "pkg/sub/deep.py", "content": "x = 'é'\n"})
+    assert result.observation.error is None
+    assert (repo(started) / "pkg" / "sub" / "deep.py").read_text() == "x = 'é'\n"
+    assert "pkg/sub/deep.py" in result.observation.text
+    assert str(len("x = 'é'\n".encode())) in result.observation.text
+
+
+def test_write_overwrites_an_existing_file(started: RepoEnv) -> None:
+    started.step(FIX)
+    assert (repo(started) / "calc" / "__init__.py").read_text() == FIXED_SOURCE
+
+
+def test_edit_replaces_the_single_occurrence(started: RepoEnv) -> None:
+    result = started.step({"kind": "edit", "path": "tests/test_calc.py", "old": "add(2, 3) == 5", "new": "add(2, 2) == 4"})
+    assert result.observation.error is None
+    assert (repo(started) / "tests" / "test_calc.py").read_text() == VISIBLE_TESTS.replace("add(2, 3) == 5", "add(2, 2) == 4")
+
+
+@pytest.mark.parametrize(("old", "count"), [("return a * b", 0), ("return a - b", 2)])
+def test_edit_refuses_unless_the_old_text_occurs_exactly_once(started: RepoEnv, old: str, count: int) -> None:
+    result = started.step({"kind": "edit", "path": "calc/__init__.py", "old": old, "new": "return a + b"})
+    assert result.observation.error
+    assert f"occurs {count} times" in result.observation.text
+    assert "exactly once" in result.observation.text
+    assert (repo(started) / "calc" / "__init__.py").read_text() == CALC_SOURCE
+
+
+def test_edit_of_a_missing_file_is_an_error_observation(started: RepoEnv) -> None:
+    result = started.step({"kind": "edit", "path": "nope.py", "old": "a", "new": "b"})
+    assert result.observation.error and not (repo(started) / "nope.py").exists()
+
+
+def test_run_returns_stdout_and_exit_code(started: RepoEnv) -> None:
+    result = run(started, "echo hello-from-run && ls calc")
+    assert "hello-from-run" in result.observation.text
+    assert "__init__.py" in result.observation.text
+    assert result.observation.exit_code == 0
+    assert result.observation.error is None
+
+
+def test_run_runs_in_the_workspace(started: RepoEnv) -> None:
+    run(started, "touch made_by_run.txt")
+    assert (repo(started) / "made_by_run.txt").is_file()
+
+
+def test_run_reports_the_exact_exit_code(started: RepoEnv) -> None:
+    result = run(started, "python -c 'import sys; sys.exit(3)'")
+    assert result.observation.exit_code == 3
+    assert "[exit code 3]" in result.observation.text
+
+
+def test_a_failing_command_sets_error(started: RepoEnv) -> None:
+    result = run(started, "ls no-such-file")
+    assert result.observation.exit_code not in (0, None)
+    assert result.observation.error
+    assert "no-such-file" in result.observation.text
+    assert not result.terminated
+
+
+def test_a_command_that_times_out_is_killed_and_reported(make_task: MakeTask) -> None:
+    env = RepoEnv(make_task(limits={"max_steps": 10, "command_timeout_s": 1}))
+    try:
+        env.reset()
+        start = time.monotonic()
+        result = run(env, "sleep 5")
+        assert time.monotonic() - start < 4
+        assert "timed out" in result.observation.text
+        assert result.observation.error
+        assert not result.terminated
+    finally:
+        env.close()
+
+
+def test_test_action_lists_per_test_outcomes_of_visible_tests(started: RepoEnv) -> None:
+    obs = started.step(TEST).observation
+    assert f"{VISIBLE_F2P}: failed" in obs.text
+    assert "tests/test_calc.py::test_sub: passed" in obs.text
+    assert "tests/test_calc.py::test_sub_zero: passed" in obs.text
+    assert obs.exit_code not in (0, None)
+
+
+def test_test_action_never_shows_hidden_tests(started: RepoEnv) -> None:
+    for action in (TEST, FIX, TEST):
+        obs = started.step(action).observation
+        assert "test_calc_hidden" not in obs.text
+        assert "test_add_negative" not in obs.text
+        assert "add(-2, -3)" not in obs.text
+    assert not (repo(started) / "tests" / "test_calc_hidden.py").exists()
+
+
+def test_test_action_after_the_fix_reports_all_visible_tests_passing(started: RepoEnv) -> None:
+    started.step(FIX)
+    obs = started.step(TEST).observation
+    assert f"{VISIBLE_F2P}: passed" in obs.text
+    assert ": failed" not in obs.text
+    assert obs.exit_code == 0
+
+
+def test_list_files_with_a_subdirectory_prefix(started: RepoEnv) -> None:
+    started.step({"kind": "write", "path": "tests2/other.py", "content": ""})
+    obs = started.step({"kind": "list_files", "path": "tests"}).observation
+    assert obs.text.splitlines() == ["tests/test_calc.py"]
+    assert obs.error is None
+
+
+def test_list_files_of_the_root_lists_every_file(started: RepoEnv) -> None:
+    assert started.step(LIST).observation.text.splitlines() == ["calc/__init__.py", "tests/test_calc.py"]
+
+
+@pytest.mark.parametrize("path", ["..", "../..", "calc/../..", "/etc", "/"])
+def test_list_files_outside_the_workspace_is_refused(started: RepoEnv, path: str) -> None:
+    result = started.step({"kind": "list_files", "path": path})
+    assert result.observation.error
+    assert "passwd" not in result.observation.text
+    assert not result.terminated
+
+
+def test_submit_with_the_fix_terminates_with_the_graded_score(started: RepoEnv) -> None:
+    started.step(FIX)
+    result = started.step(SUBMIT)
+    assert (result.terminated, result.truncated) == (True, False)
+    assert result.reward == result.info["score"] == 1.0
+    assert result.info["passed"] is True
+    grade = result.info["grade"]
+    assert grade["score"] == 1.0
+    components = {c["name"]: c for c in grade["components"]}
+    assert components["tests"]["role"] == "objective"
+    assert components["constraints"]["role"] == "gate"
+    assert all(isinstance(c["messages"], list) for c in components.values())
+    assert grade["fail_to_pass"] == {VISIBLE_F2P: "passed", HIDDEN_ID: "passed"}
+    assert grade["pass_to_pass"] == {"tests/test_calc.py::test_sub": "passed", "tests/test_calc.py::test_sub_zero": "passed"}
+    assert "+    return a + b" in grade["patch"]
+    assert "-    return a - b" in grade["patch"]
+    assert "infra_error" not in result.info
+    assert started.done
+
+
+def test_submit_without_the_fix_scores_zero_with_reasons(started: RepoEnv) -> None:
+    result = started.step(SUBMIT)
+    assert result.terminated and result.reward == result.info["score"] == 0.0
+    assert result.info["passed"] is False
+    grade = result.info["grade"]
+    assert grade["fail_to_pass"] == {VISIBLE_F2P: "failed", HIDDEN_ID: "failed"}
+    assert grade["patch"] == ""
+    tests = next(c for c in grade["components"] if c["name"] == "tests")
+    assert tests["messages"]
+    assert "infra_error" not in result.info
+
+
+def test_submit_grades_the_hidden_test_too(started: RepoEnv) -> None:
+    # Fixing only the visible case must not earn full credit: add(-2, -3) is still wrong.
+    special = "def add(a, b):\n    return 5 if (a, b) == (2, 3) else a - b\n\n\ndef sub(a, b):\n    return a - b\n"
+    started.step({"kind": "write", "path": "calc/__init__.py", "content": special})
+    result = started.step(SUBMIT)
+    assert result.info["grade"]["fail_to_pass"] == {VISIBLE_F2P: "passed", HIDDEN_ID: "failed"}
+    assert result.reward < 1.0 and result.info["passed"] is False
+
+
+def test_submit_ignores_a_tampered_visible_test_file(started: RepoEnv) -> None:
+    started.step({"kind": "write", "path": "tests/test_calc.py", "content": "def test_add():\n    pass\n"})
+    result = started.step(SUBMIT)
+    assert result.reward == 0.0
+
+
+# -- path guard --------------------------------------------------------------------------------
+
+
+def test_read_through_a_symlink_planted_by_a_run_action_is_refused(started: RepoEnv) -> None:
+    assert run(started, "ln -s /etc x").observation.exit_code == 0
+    assert (repo(started) / "x").is_symlink()
+    result = started.step({"kind": "read", "path": "x/passwd"})
+    assert result.observation.error
+    assert "root:" not in result.observation.text
+    assert not result.terminated
+
+
+def test_read_through_a_symlink_to_an_outside_file_is_refused(started: RepoEnv, tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET-VALUE")
+    os.symlink(secret, repo(started) / "leak.txt")
+    result = started.step({"kind": "read", "path": "leak.txt"})
+    assert result.observation.error
+    assert "TOP-SECRET-VALUE" not in result.observation.text
+
+
+def test_write_through_a_symlink_to_an_outside_file_is_refused(started: RepoEnv, tmp_path: Path) -> None:
+    host = tmp_path / "host.txt"
+    host.write_text("original")
+    os.symlink(host, repo(started) / "link.txt")
+    result = started.step({"kind": "write", "path": "link.txt", "content": "pwned"})
+    assert result.observation.error
+    assert host.read_text() == "original"
+    assert not result.terminated
+
+
+def test_write_through_a_symlinked_directory_is_refused(started: RepoEnv, tmp_path: Path) -> None:
+    host_dir = tmp_path / "hostdir"
+    host_dir.mkdir()
+    assert run(started, f"ln -s {host_dir} d").observation.exit_code == 0
+    result = started.step({"kind": "write", "path": "d/new.txt", "content": "pwned"})
+    assert result.observation.error
+    assert list(host_dir.iterdir()) == []
+
+
+def test_edit_through_a_symlink_to_an_outside_file_is_refused(started: RepoEnv, tmp_path: Path) -> None:
+    host = tmp_path / "host.py"
+    host.write_text("value = 1\n")
+    os.symlink(host, repo(started) / "host.py")
+    result = started.step({"kind": "edit", "path": "host.py", "old": "value = 1", "new": "value = 2"})
+    assert result.observation.error
+    assert host.read_text() == "value = 1\n"
+
+
+def test_absolute_paths_are_refused(started: RepoEnv, tmp_path: Path) -> None:
+    host = tmp_path / "host.txt"
+    host.write_text("original")
+    read = started.step({"kind": "read", "path": str(host)})
+    write = started.step({"kind": "write", "path": str(host), "content": "pwned"})
+    assert read.observation.error and "original" not in read.observation.text
+    assert write.observation.error and "absolute" in write.observation.error
+    assert host.read_text() == "original"
+
+
+def test_dotdot_paths_are_refused(started: RepoEnv) -> None:
+    root = started.workspace.root
+    write = started.step({"kind": "write", "path": "../escape.txt", "content": "x"})
+    read = started.step({"kind": "read", "path": "../../../../etc/passwd"})
+    assert write.observation.error and not (root / "escape.txt").exists()
+    assert read.observation.error and "root:" not in read.observation.text
+
+
+def test_refusal_observations_never_show_the_absolute_workspace_path(started: RepoEnv) -> None:
+    root = str(started.workspace.root)
+    for action in ({"kind": "write", "path": ".", "content": "x"}, {"kind": "write", "path": "../x", "content": "x"}):
+        obs = started.step(action).observation
+        assert obs.error
+        assert root not in obs.text
+
+
+# -- the Run allowlist -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "touch marker; curl http://127.0.0.1:9/",
+        "touch marker; wget http://127.0.0.1:9/",
+        "touch marker; ssh localhost true",
+        "touch marker; bash -c 'true'",
+        "touch marker && env",
+        "touch marker; echo calc | xargs ls",
+        "touch marker; echo $(id)",
+        "touch marker; echo `id`",
+        'touch marker; echo "$(id)"',
+        "touch marker; cat <(ls)",
+        "touch marker; /usr/bin/curl http://127.0.0.1:9/",
+        "touch marker\ncurl http://127.0.0.1:9/",
+        "touch marker & sh -c true",
+    ],
+)
+def test_a_refused_command_runs_nothing(started: RepoEnv, command: str) -> None:
+    result = run(started, command)
+    assert result.observation.error
+    assert result.observation.text.startswith("Refused:")
+    assert result.observation.exit_code is None
+    assert not (repo(started) / "marker").exists()
+    assert not result.terminated and result.reward == 0.0
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["echo $'\\'' ; env > marker ; echo '\\'", "echo x #'\nenv > marker\n#'"],
+    ids=["ansi-c-quote", "comment"],
+)
+def test_quoting_tricks_do_not_smuggle_a_denylisted_program(started: RepoEnv, command: str) -> None:
+    run(started, command)
+    assert not (repo(started) / "marker").exists()
+
+
+def test_python_c_is_allowed(started: RepoEnv) -> None:
+    result = run(started, 'python -c "print(6 * 7)"')
+    assert "42" in result.observation.text
+    assert result.observation.exit_code == 0 and result.observation.error is None
+
+
+def test_a_narrower_custom_allowlist_is_honoured(tiny_task: Task) -> None:
+    env = RepoEnv(tiny_task, allowlist={"echo"})
+    try:
+        env.reset()
+        assert "hi" in run(env, "echo hi").observation.text
+        refused = run(env, "touch marker; echo hi")
+        assert refused.observation.error and "'touch' is not an allowed program" in refused.observation.text
+        assert not (repo(env) / "marker").exists()
+    finally:
+        env.close()
+
+
+def test_a_wider_custom_allowlist_is_honoured(tiny_task: Task) -> None:
+    env = RepoEnv(tiny_task, allowlist=DEFAULT_ALLOWLIST | {"uname"})
+    default = RepoEnv(tiny_task)
+    try:
+        env.reset()
+        default.reset()
+        assert run(env, "uname").observation.exit_code == 0
+        assert run(default, "uname").observation.error
+    finally:
+        env.close()
+        default.close()
+
+
+# -- a bad action is data ----------------------------------------------------------------------
+
+BAD_ACTIONS: list[Any] = [
+    {"kind": "fly"},
+    {"kind": "read"},
+    {"kind": "read", "path": 3},
+    {"kind": "write", "path": "a.py"},
+    {"kind": "read", "path": "a.py", "mode": "rb"},
+    {"kind": "edit", "path": "a.py", "old": "", "new": "x"},
+    {"kind": "run", "command": ""},
+    {"kind": 99},
+    {},
+    ["read", "a.py"],
+    42,
+    b'{"kind": "submit"}',
+    "please read the file",
+    '{"kind": "read", "path": ',
+    "x" * 1_000_000,
+    None,
+]
+
+
+@pytest.mark.parametrize("action", BAD_ACTIONS, ids=lambda a: repr(a)[:30])
+def test_a_bad_action_is_an_error_observation(started: RepoEnv, action: Any) -> None:
+    result = started.step(action)
+    assert result.observation.error
+    assert result.info["parse_error"]
+    assert (result.observation.step, result.observation.steps_left) == (1, 9)
+    assert (result.reward, result.terminated, result.truncated) == (0.0, False, False)
+    assert len(result.observation.text) < 20_000
+
+
+@pytest.mark.parametrize("action", [{"kind": ["read"], "path": "a"}, {"kind": {"x": 1}}, {"name": ["read"], "arguments": {}}])
+def test_an_unhashable_kind_is_an_error_observation(started: RepoEnv, action: Any) -> None:
+    result = started.step(action)
+    assert result.observation.error and result.info["parse_error"]
+
+
+def test_deeply_nested_json_is_an_error_observation(started: RepoEnv) -> None:
+    result = started.step("[" * 100_000)
+    assert result.observation.error and result.info["parse_error"]
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        {"kind": "read", "path": "a" * 300},
+        {"kind": "write", "path": "a" * 300, "content": "x"},
+        {"kind": "edit", "path": "a" * 300, "old": "x", "new": "y"},
+    ],
+    ids=["read", "write", "edit"],
+)
+def test_an_over_long_path_is_an_error_observation(started: RepoEnv, action: dict[str, Any]) -> None:
+    result = started.step(action)
+    assert result.observation.error
+    assert "infra_error" not in result.info
+    assert not result.terminated
+
+
+def test_the_episode_grades_correctly_after_bad_actions(started: RepoEnv) -> None:
+    for action in (None, "garbage", {"kind": "fly"}, {"kind": "read"}, 7):
+        assert started.step(action).observation.error
+    started.step(FIX)
+    result = started.step(SUBMIT)
+    assert result.observation.step == 7
+    assert result.terminated and result.reward == 1.0
+
+
+def test_refused_and_failed_actions_do_not_set_parse_error(started: RepoEnv) -> None:
+    for action in ({"kind": "read", "path": "/etc/passwd"}, {"kind": "read", "path": "nope"}, {"kind": "run", "command": "curl x"}):
+        result = started.step(action)
+        assert result.observation.error and "parse_error" not in result.info
+
+
+# -- the step budget ---------------------------------------------------------------------------
+
+
+def test_running_out_of_steps_after_the_fix_truncates_with_the_graded_score(tiny_task: Task) -> None:
+    env = RepoEnv(tiny_task, max_steps=3)
+    try:
+        env.reset()
+        first, second = env.step(FIX), env.step(LIST)
+        last = env.step(LIST)
+        assert [(r.terminated, r.truncated, r.reward) for r in (first, second)] == [(False, False, 0.0)] * 2
+        assert (last.terminated, last.truncated) == (False, True)
+        assert last.reward == last.info["score"] == 1.0
+        assert last.observation.steps_left == 0
+        assert env.done
+    finally:
+        env.close()
+
+
+def test_running_out_of_steps_without_the_fix_scores_zero(tiny_task: Task) -> None:
+    env = RepoEnv(tiny_task, max_steps=3)
+    try:
+        env.reset()
+        results = [env.step(LIST) for _ in range(3)]
+        assert results[-1].truncated and not results[-1].terminated
+        assert results[-1].reward == results[-1].info["score"] == 0.0
+        assert "infra_error" not in results[-1].info
+    finally:
+        env.close()
+
+
+def test_submit_on_the_last_step_terminates_rather_than_truncates(tiny_task: Task) -> None:
+    env = RepoEnv(tiny_task, max_steps=2)
+    try:
+        env.reset()
+        env.step(FIX)
+        last = env.step(SUBMIT)
+        assert (last.terminated, last.truncated, last.reward) == (True, False, 1.0)
+    finally:
+        env.close()
+
+
+def test_a_bad_action_on_the_last_step_still_grades(tiny_task: Task) -> None:
+    env = RepoEnv(tiny_task, max_steps=2)
+    try:
+        env.reset()
+        env.step(FIX)
+        last = env.step("not an action")
+        assert last.truncated and last.reward == 1.0 and last.info["parse_error"]
+    finally:
+        env.close()
+
+
+# -- reward ------------------------------------------------------------------------------------
+
+
+def test_every_non_final_step_earns_zero_without_shaping(started: RepoEnv) -> None:
+    actions = [{"kind": "read", "path": "calc/__init__.py"}, TEST, FIX, TEST, {"kind": "run", "command": "echo x"}, LIST, None]
+    assert [started.step(a).reward for a in actions] == [0.0] * len(actions)
+    assert started.step(SUBMIT).reward == 1.0
+
+
+def shaping_env(task: Task) -> RepoEnv:
+    env = RepoEnv(task, reward_shaping=True, max_steps=30)
+    env.reset()
+    return env
+
+
+def test_shaping_pays_for_a_newly_passing_visible_fail_to_pass_test(tiny_task: Task) -> None:
+    env = shaping_env(tiny_task)
+    try:
+        assert env.step(TEST).reward == 0.0
+        assert env.step(FIX).reward == 0.0
+        assert 0.0 < env.step(TEST).reward <= 0.1
+    finally:
+        env.close()
+
+
+def test_shaping_never_pays_twice_for_the_same_passing_tests(tiny_task: Task) -> None:
+    env = shaping_env(tiny_task)
+    try:
+        env.step(FIX)
+        assert env.step(TEST).reward > 0.0
+        assert env.step(TEST).reward == 0.0
+        env.step(BREAK)
+        assert env.step(TEST).reward == 0.0
+        env.step(FIX)
+        assert env.step(TEST).reward == 0.0
+    finally:
+        env.close()
+
+
+def test_shaping_total_never_exceeds_the_budget_plus_the_score(tiny_task: Task) -> None:
+    env = shaping_env(tiny_task)
+    try:
+        total = 0.0
+        for _ in range(3):
+            for action in (FIX, TEST, BREAK, TEST):
+                total += env.step(action).reward
+        total += env.step(FIX).reward
+        final = env.step(SUBMIT)
+        total += final.reward
+        assert final.info["score"] == 1.0
+        assert total <= 0.1 + final.info["score"] + 1e-9
+        assert total > final.info["score"]
+    finally:
+        env.close()
+
+
+def test_shaping_does_not_change_the_final_reward_without_progress(tiny_task: Task) -> None:
+    env = shaping_env(tiny_task)
+    try:
+        rewards = [env.step(TEST).reward for _ in range(3)] + [env.step(SUBMIT).reward]
+        assert rewards == [0.0, 0.0, 0.0, 0.0]
+    finally:
+        env.close()
+
+
+def test_shaping_never_pays_for_a_planted_copy_of_the_hidden_test(tiny_task: Task) -> None:
+    env = shaping_env(tiny_task)
+    try:
+        env.step({"kind": "write", "path": "tests/test_calc_hidden.py", "content": "def test_add_negative():\n    pass\n"})
+        assert env.step(TEST).reward == 0.0
+    finally:
+        env.close()
+
+
+def test_shaping_never_pays_for_a_tampered_visible_test(tiny_task: Task) -> None:
+    env = shaping_env(tiny_task)
+    try:
+        env.step({"kind": "edit", "path": "tests/test_calc.py", "old": "assert add(2, 3) == 5", "new": "pass"})
+        assert env.step(TEST).reward == 0.0
+    finally:
+        env.close()
+
+
+def test_hidden_test_source_is_not_in_the_workspace(started: RepoEnv) -> None:
+    files = [p.read_text() for p in repo(started).rglob("*.py")]
+    assert HIDDEN_TESTS not in files
+
+
+# -- lifecycle ---------------------------------------------------------------------------------
+
+
+def test_step_before_reset_raises(env: RepoEnv) -> None:
+    with pytest.raises(EpisodeError, match=r"before reset\(\)"):
+        env.step(LIST)
+
+
+def test_step_after_submit_raises(started: RepoEnv) -> None:
+    started.step(SUBMIT)
+    with pytest.raises(EpisodeError, match=r"after the episode ended; call reset\(\)"):
+        started.step(LIST)
+
+
+def test_step_after_truncation_raises(tiny_task: Task) -> None:
+    env = RepoEnv(tiny_task, max_steps=1)
+    try:
+        env.reset()
+        assert env.step(LIST).truncated
+        with pytest.raises(EpisodeError, match="after the episode ended"):
+            env.step(LIST)
+    finally:
+        env.close()
+
+
+def test_reset_after_the_episode_ended_starts_a_new_one(started: RepoEnv) -> None:
+    started.step(SUBMIT)
+    obs, _ = started.reset()
+    assert obs.step == 0 and not started.done
+    assert started.step(LIST).observation.error is None
+
+
+def test_episode_error_is_a_repogym_error_and_a_runtime_error() -> None:
+    assert issubclass(EpisodeError, RepoGymError) and issubclass(EpisodeError, RuntimeError)
+
+
+def test_close_is_idempotent_and_removes_the_workspace(started: RepoEnv) -> None:
+    root = started.workspace.root
+    assert root.exists()
+    started.close()
+    assert not root.exists()
+    started.close()
+    assert started.workspace is None
+
+
+def test_close_before_reset_is_fine(tiny_task: Task) -> None:
+    env = RepoEnv(tiny_task)
+    env.close()
+    env.close()
+
+
+def test_close_removes_a_workspace_made_read_only_by_the_agent(started: RepoEnv) -> None:
+    root = started.workspace.root
+    run(started, "mkdir -p locked/inner && touch locked/inner/f && chmod 500 locked/inner && chmod 500 locked")
+    started.close()
+    assert not root.exists()
+
+
+def test_reset_after_close_raises(started: RepoEnv) -> None:
+    started.close()
+    with pytest.raises(EpisodeError, match="closed"):
+        started.reset()
+
+
+def test_step_after_close_raises(started: RepoEnv) -> None:
+    started.close()
+    with pytest.raises(EpisodeError, match="closed"):
+        started.step(LIST)
+
+
+# -- infrastructure errors ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def broken_env(make_task: MakeTask) -> Iterator[RepoEnv]:
+    environment = RepoEnv(make_task(repo={"setup": ["exit 3"]}))
+    yield environment
+    environment.close()
+
+
+def test_failing_setup_is_reported_by_reset(broken_env: RepoEnv) -> None:
+    obs, info = broken_env.reset()
+    assert "exit 3" in info["infra_error"]
+    assert "SetupError" in info["infra_error"]
+    assert obs.error == info["infra_error"]
+    assert broken_env.workspace is None
+
+
+def test_the_step_after_a_failed_setup_ends_the_episode_flagged(broken_env: RepoEnv) -> None:
+    broken_env.reset()
+    result = broken_env.step(FIX)
+    assert (result.terminated, result.reward) == (True, 0.0)
+    assert "exit 3" in result.info["infra_error"]
+    assert result.observation.error
+    assert "score" not in result.info
+    with pytest.raises(EpisodeError):
+        broken_env.step(SUBMIT)
+
+
+def test_a_failed_setup_is_reported_again_on_the_next_reset(broken_env: RepoEnv) -> None:
+    broken_env.reset()
+    broken_env.step(SUBMIT)
+    _, info = broken_env.reset()
+    assert "exit 3" in info["infra_error"]
