@@ -12,8 +12,10 @@ For ``runner: pytest`` the grader builds the whole invocation itself::
   ``os._exit`` so no ``atexit`` hook of the code under test runs after the report is written;
   the grader requires the record and the JUnit report to agree on which ids passed;
 - ``-I``: an isolated interpreter (no ``PYTHONPATH``, user site or current directory on sys.path);
-- ``-X pycache_prefix=<scratch>/pycache``: bytecode is read and written only in a fresh cache
-  outside the tree, so no ``.pyc`` in the tree (stale, or planted with a matching mtime) runs;
+- ``-X pycache_prefix=<cache>/pycache``: bytecode is read and written only in a grader-owned
+  cache outside the tree, so no ``.pyc`` in the tree (stale, or planted with a matching mtime)
+  runs; the part of that cache mirroring the tested tree is deleted after every run, so only the
+  interpreter's and pytest's own bytecode is reused (the tree is always compiled afresh);
 - ``-c``: the grader's own ini, so ``pytest.ini``/``pyproject.toml``/``tox.ini``/``setup.cfg`` in
   the repository are never read; it carries the *baseline's* settings (markers, python_files,
   ...) except ``addopts`` and ``required_plugins``, with absolute ``pythonpath`` entries and
@@ -38,6 +40,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from repogym_gym.baseline import default_cache_dir
 from repogym_gym.errors import JUnitParseError
 from repogym_gym.junit import JUnitReport, parse_junit_xml
 from repogym_gym.results import CommandResult
@@ -126,10 +129,19 @@ def write_ini(path: Path, repo: Path, baseline_tree: Path, spec: TestSpec) -> No
 def pytest_argv(spec: TestSpec, repo: Path, ini: Path, junit: Path, sentinel: str | None,
                 runner: Path, nonce: str, selection: Path) -> list[str]:
     """The grader's pytest command line (see the module docstring)."""
-    argv = ["python", "-I", "-X", f"pycache_prefix={runner.parent / 'pycache'}", str(runner), nonce, str(selection)]
+    argv = ["python", "-I", "-X", f"pycache_prefix={pycache_dir()}", str(runner), nonce, str(selection)]
     argv += ["-c", str(ini), "--rootdir", str(repo), "--confcutdir", str(repo)]
     argv += ["-p", "no:cacheprovider", "--continue-on-collection-errors", *_task_args(spec, junit)]
     return argv + ([sentinel] if sentinel else [])
+
+
+def pycache_dir() -> Path:
+    """The grader-owned bytecode cache (``<cache>/pycache``; created by Python on first use)."""
+    return default_cache_dir() / "pycache"
+
+
+def _drop_tree_bytecode(repo: Path) -> None:
+    shutil.rmtree(pycache_dir() / repo.resolve().relative_to(repo.resolve().anchor), ignore_errors=True)
 
 
 def _selection(spec: TestSpec, sentinel_id: str | None) -> dict[str, list[str]]:
@@ -224,6 +236,8 @@ def run_tests(
     result = sandbox.run(argv, cwd=repo, timeout_s=timeout_s, env=env, output_limit_bytes=output_limit_bytes)
     if sentinel_id:
         (repo / sentinel_id.split("::")[0]).unlink(missing_ok=True)
+    if spec.runner == "pytest":
+        _drop_tree_bytecode(repo)
     record = None
     if nonce:
         record, stdout = _read_record(result.stdout, nonce)

@@ -1,0 +1,215 @@
+"""PerfGrader: the log-scaled speed-up score, real interleaved benchmarks, reported timings."""
+
+from __future__ import annotations
+
+import difflib
+import math
+from pathlib import Path
+
+import pytest
+from tests.conftest import CALC_SOURCE, MakeTask, tiny_spec
+
+from repogym_gym.grading import grade_patch, grade_workspace
+from repogym_gym.graders import CompositeGrader, PerfGrader, perf_score
+from repogym_gym.results import GradeResult
+from repogym_gym.task import Task
+from repogym_gym.workspace import Workspace
+
+SLOW = "import time\n\n\ndef work():\n    time.sleep(0.3)\n"
+FAST = SLOW.replace("time.sleep(0.3)", "time.sleep(0)")
+
+
+def make_patch(rel: str, old: str, new: str) -> str:
+    body = "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True), f"a/{rel}", f"b/{rel}"))
+    return f"diff --git a/{rel} b/{rel}\n{body}"
+
+
+def perf_task(make_task: MakeTask, files: dict[str, str], perf: dict[str, object], patch: str | None = None) -> Task:
+    spec = tiny_spec()
+    tests = {**spec["tests"], "fail_to_pass": []}
+    return make_task(type="perf", files=files, tests=tests, perf=perf, patch=patch)
+
+
+#: The real PerfGrader alone (no test gate), for checks of the timing itself.
+PERF_ONLY = CompositeGrader([PerfGrader()])
+
+
+def grade_files(task: Task, files: dict[str, str], grader: CompositeGrader | None = None) -> GradeResult:
+    """Grade a submission writing ``files``; ``grader=None`` runs the task's full default pipeline."""
+    with Workspace.create(task) as ws:
+        for rel, text in files.items():
+            ws.write(rel, text)
+        return grade_workspace(ws, grader=grader)
+
+
+# -- the formula ---------------------------------------------------------------------------------------------
+
+
+def test_perf_score_of_a_2x_speedup_with_target_4_follows_the_log_formula() -> None:
+    score = perf_score(2.0, 4.0, 1.15)
+    assert score == math.log(2.0 / 1.15) / math.log(4.0 / 1.15)
+    assert score == pytest.approx(0.44394, abs=1e-5)  # "about 0.45" in design doc 000
+
+
+@pytest.mark.parametrize("speedup", [0.5, 1.0, 1.14, 1.15])
+def test_perf_score_is_zero_up_to_the_noise_floor(speedup: float) -> None:
+    assert perf_score(speedup, 4.0, 1.15) == 0.0
+
+
+@pytest.mark.parametrize("speedup", [4.0, 4.5, 1000.0])
+def test_perf_score_is_one_at_or_above_the_target(speedup: float) -> None:
+    assert perf_score(speedup, 4.0, 1.15) == 1.0
+
+
+@pytest.mark.parametrize("speedup", [math.nan, math.inf, -math.inf])
+def test_perf_score_of_a_non_finite_speedup_is_zero(speedup: float) -> None:
+    assert perf_score(speedup, 4.0, 1.15) == 0.0
+
+
+def test_perf_score_grows_with_the_speedup_between_floor_and_target() -> None:
+    scores = [perf_score(s, 3.0, 1.2) for s in (1.3, 1.6, 2.0, 2.5, 2.9)]
+    assert scores == sorted(scores) and 0.0 < scores[0] and scores[-1] < 1.0
+
+
+# -- wall-clock timing on a real benchmark ----------------------------------------------------------------------
+
+WALL = {"command": "python bench.py", "runs": 2, "min_speedup": 2.0}
+BENCH = "from calc.slow import work\n\nwork()\n"
+
+
+def test_a_golden_speedup_above_the_target_scores_one(make_task: MakeTask) -> None:
+    task = perf_task(make_task, {"calc/slow.py": SLOW, "bench.py": BENCH}, WALL, patch=make_patch("calc/slow.py", SLOW, FAST))
+    result = grade_patch(task, task.golden_patch())
+    perf = result.component("perf")
+    assert perf.role == "objective"
+    assert len(perf.details["baseline_s"]) == len(perf.details["candidate_s"]) == 2
+    assert min(perf.details["baseline_s"]) >= 0.3
+    assert perf.details["speedup"] == min(perf.details["baseline_s"]) / min(perf.details["candidate_s"])
+    assert perf.details["speedup"] >= 2.0
+    assert (perf.score, perf.passed) == (1.0, True)
+    assert result.component("tests").role == "gate"
+    assert (result.score, result.passed) == (1.0, True)
+
+
+def test_a_failing_candidate_benchmark_scores_zero_with_a_message(make_task: MakeTask) -> None:
+    task = perf_task(make_task, {"calc/slow.py": SLOW, "bench.py": BENCH}, WALL)
+    result = grade_files(task, {"calc/slow.py": "def work():\n    raise SystemExit(3)\n"})
+    perf = result.component("perf")
+    assert (perf.score, perf.passed) == (0.0, False)
+    assert perf.messages[0].startswith("candidate benchmark: exited 3")
+    assert result.component("tests").passed is True
+    assert result.infra_error is None
+    assert (result.score, result.passed) == (0.0, False)
+
+
+# -- reported timing --------------------------------------------------------------------------------------------
+
+REPORTED = {"command": "python bench.py", "runs": 2, "min_speedup": 4.0, "timing": "reported"}
+REPORTER = "def report():\n    return '{\"seconds\": 1.0}'\n"
+
+
+def _bench_logging_cwd(log: Path) -> str:
+    return f"import os\n\nfrom calc.slow import report\n\nwith open({str(log)!r}, 'a') as fh:\n    fh.write(os.getcwd() + '\\n')\nprint('warming up')\nprint(report())\n"
+
+
+@pytest.fixture
+def reported_task(make_task: MakeTask, tmp_path: Path) -> Task:
+    return perf_task(make_task, {"calc/slow.py": REPORTER, "bench.py": _bench_logging_cwd(tmp_path / "cwd.log")}, REPORTED)
+
+
+def reporting(seconds: str) -> dict[str, str]:
+    return {"calc/slow.py": f"def report():\n    return {seconds!r}\n"}
+
+
+def test_reported_seconds_are_read_from_the_last_output_line(reported_task: Task) -> None:
+    result = grade_files(reported_task, reporting('{"seconds": 0.5}'), PERF_ONLY)
+    perf = result.component("perf")
+    assert perf.details["baseline_s"] == [1.0, 1.0]
+    assert perf.details["candidate_s"] == [0.5, 0.5]
+    assert perf.details["speedup"] == 2.0
+    assert perf.score == perf_score(2.0, 4.0, 1.15)
+    assert perf.passed is False
+    assert result.score == perf_score(2.0, 4.0, 1.15)
+    assert result.passed is False
+
+
+def test_reported_speedup_at_the_target_scores_one(reported_task: Task) -> None:
+    result = grade_files(reported_task, reporting('{"seconds": 0.25}'), PERF_ONLY)
+    assert result.component("perf").details["speedup"] == 4.0
+    assert (result.score, result.passed) == (1.0, True)
+
+
+@pytest.mark.parametrize("output", ["fast", '{"secs": 0.1}', '{"seconds": "quick"}'])
+def test_malformed_reported_timing_scores_zero(reported_task: Task, output: str) -> None:
+    result = grade_files(reported_task, reporting(output), PERF_ONLY)
+    perf = result.component("perf")
+    assert (perf.score, perf.passed) == (0.0, False)
+    assert perf.messages[0].startswith("candidate benchmark:")
+    assert result.score == 0.0
+    assert result.infra_error is None
+
+
+@pytest.mark.parametrize("output", ['{"seconds": 0}', '{"seconds": NaN}', '{"seconds": Infinity}'])
+def test_non_positive_or_non_finite_reported_timing_scores_zero(reported_task: Task, output: str) -> None:
+    result = grade_files(reported_task, reporting(output), PERF_ONLY)
+    perf = result.component("perf")
+    assert (perf.score, perf.passed) == (0.0, False)
+    assert "not a positive finite number" in perf.messages[0]
+    assert result.score == 0.0
+
+
+def test_the_pristine_baseline_is_built_once_and_every_run_starts_clean(make_task: MakeTask, tmp_path: Path) -> None:
+    setup_log, runs_log = tmp_path / "setup.log", tmp_path / "runs.log"
+    bench = (
+        "import os\n\nfrom calc.slow import report\n\n"
+        "state = 'dirty' if os.path.exists('residue.txt') else 'clean'\n"
+        "open('residue.txt', 'w').close()\n"
+        f"with open({str(runs_log)!r}, 'a') as fh:\n"
+        "    fh.write(f'{os.getcwd()} {state} {report()}\\n')\n"
+        "print(report())\n"
+    )
+    task = make_task(type="perf", files={"calc/slow.py": REPORTER, "bench.py": bench},
+                     tests={**tiny_spec()["tests"], "fail_to_pass": []}, perf=REPORTED, patch=None,
+                     repo={"setup": [f"echo built >> {setup_log}"]})
+    for _ in range(2):
+        assert grade_files(task, reporting('{"seconds": 0.25}')).score == 1.0
+    assert setup_log.read_text() == "built\n"  # the baseline was materialised once
+    runs = [line.split(" ", 2) for line in runs_log.read_text().splitlines()]
+    assert len(runs) == 2 * 2 * 3  # per grade and side: one warm-up and `runs` timed runs
+    assert {state for _, state, _ in runs} == {"clean"}  # no run sees what an earlier one left
+    assert sorted(seconds for _, _, seconds in runs) == ['{"seconds": 0.25}'] * 6 + ['{"seconds": 1.0}'] * 6
+    baseline_dirs = {cwd for cwd, _, seconds in runs if seconds == '{"seconds": 1.0}'}
+    candidate_dirs = {cwd for cwd, _, seconds in runs if seconds == '{"seconds": 0.25}'}
+    assert not baseline_dirs & candidate_dirs
+
+
+def test_benchmarks_are_skipped_once_a_gate_failed(reported_task: Task, tmp_path: Path) -> None:
+    broken_sub = CALC_SOURCE.replace("def sub(a, b):\n    return a - b", "def sub(a, b):\n    return a + b")
+    result = grade_files(reported_task, {**reporting('{"seconds": 0.25}'), "calc/__init__.py": broken_sub})
+    assert result.component("tests").passed is False
+    perf = result.component("perf")
+    assert (perf.score, perf.passed) == (0.0, False)
+    assert "skipped" in perf.messages[0]
+    assert not (tmp_path / "cwd.log").exists()
+    assert result.score == 0.0
+
+
+def test_a_failing_baseline_benchmark_is_an_infrastructure_error(make_task: MakeTask) -> None:
+    broken = "def report():\n    raise SystemExit(4)\n"
+    task = perf_task(make_task, {"calc/slow.py": broken, "bench.py": "from calc.slow import report\n\nprint(report())\n"}, REPORTED)
+    result = grade_files(task, {"calc/slow.py": REPORTER})
+    assert result.infra_error is not None and "baseline benchmark exited 4" in result.infra_error
+    assert (result.score, result.passed) == (0.0, False)
+
+
+def test_the_baseline_side_runs_each_task_s_own_hidden_benchmark(make_task: MakeTask) -> None:
+    files = {"calc/slow.py": REPORTER}
+    first = perf_task(make_task, files, {**REPORTED, "command": "python bench_hidden.py"})
+    (first.root / "hidden" / "bench_hidden.py").write_text("print('{\"seconds\": 4.0}')\n")
+    second = perf_task(make_task, files, {**REPORTED, "command": "python bench_hidden.py"})
+    (second.root / "hidden" / "bench_hidden.py").write_text("print('{\"seconds\": 1.0}')\n")
+    irrelevant = {"calc/notes.py": "# nothing to see\n"}  # a change that cannot affect the timing
+    assert grade_files(first, irrelevant).component("perf").details["speedup"] == 1.0
+    result = grade_files(second, irrelevant)
+    assert result.component("perf").details["baseline_s"] == [1.0, 1.0]
+    assert result.score == 0.0

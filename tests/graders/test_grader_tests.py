@@ -1,0 +1,198 @@
+"""TestGrader: the fail_to_pass / pass_to_pass score table, pure and through real grading runs."""
+
+from __future__ import annotations
+
+import pytest
+from tests.conftest import CALC_SOURCE, FIXED_SOURCE, MakeTask, tiny_spec
+
+from repogym_gym.grading import grade_patch, grade_workspace
+from repogym_gym.graders import score_tests
+from repogym_gym.results import GradeResult
+from repogym_gym.task import Task
+from repogym_gym.workspace import Workspace
+
+ADD = "tests/test_calc.py::test_add"
+ADD_NEG = "tests/test_calc_hidden.py::test_add_negative"
+SUB = "tests/test_calc.py::test_sub"
+SUB_ZERO = "tests/test_calc.py::test_sub_zero"
+
+#: Fixes add for positive numbers only: test_add passes, the hidden test on negatives fails.
+HALF_FIX = CALC_SOURCE.replace("return a - b", "return a + b if a > 0 else a - b", 1)
+#: Fixes add fully but breaks sub so that test_sub fails (sub(5, 3) == 8) and test_sub_zero passes.
+FIX_BREAKING_SUB = FIXED_SOURCE.replace("def sub(a, b):\n    return a - b", "def sub(a, b):\n    return a + b")
+HALF_FIX_BREAKING_SUB = HALF_FIX.replace("def sub(a, b):\n    return a - b", "def sub(a, b):\n    return a + b")
+
+
+def grade_files(task: Task, files: dict[str, str]) -> GradeResult:
+    """Grade a submission that writes ``files`` (path -> text) into a fresh workspace."""
+    with Workspace.create(task) as ws:
+        for rel, text in files.items():
+            ws.write(rel, text)
+        return grade_workspace(ws)
+
+
+def grading(**overrides: object) -> dict[str, object]:
+    return {"grading": overrides}
+
+
+# -- the pure table ----------------------------------------------------------------------------
+
+
+def test_score_tests_gives_k_of_n_with_partial_credit() -> None:
+    score, passed, messages = score_tests(
+        {"a": "passed", "b": "failed", "c": "passed"}, {"p": "passed"}, partial_credit=True, require_all_pass_to_pass=True
+    )
+    assert score == 2 / 3
+    assert passed is False
+    assert "2/3 fail_to_pass tests pass" in messages
+
+
+def test_score_tests_is_all_or_nothing_without_partial_credit() -> None:
+    score, passed, _ = score_tests({"a": "passed", "b": "failed"}, {}, partial_credit=False, require_all_pass_to_pass=True)
+    assert (score, passed) == (0.0, False)
+    score, passed, _ = score_tests({"a": "passed", "b": "passed"}, {}, partial_credit=False, require_all_pass_to_pass=True)
+    assert (score, passed) == (1.0, True)
+
+
+def test_score_tests_zeroes_a_broken_pass_to_pass_when_all_are_required() -> None:
+    score, passed, messages = score_tests(
+        {"a": "passed"}, {"p": "passed", "q": "failed"}, partial_credit=True, require_all_pass_to_pass=True
+    )
+    assert (score, passed) == (0.0, False)
+    assert any("1/2 pass_to_pass tests broken" in m and "'q'" in m for m in messages)
+
+
+def test_score_tests_scales_by_the_unbroken_fraction_when_not_all_are_required() -> None:
+    f2p = {"a": "passed", "b": "failed"}
+    p2p = {"p": "passed", "q": "failed", "r": "passed", "s": "error"}
+    score, passed, _ = score_tests(f2p, p2p, partial_credit=True, require_all_pass_to_pass=False)
+    assert score == 0.5 * (1 - 2 / 4)
+    assert passed is False
+
+
+def test_score_tests_without_fail_to_pass_is_one_iff_every_pass_to_pass_passes() -> None:
+    assert score_tests({}, {"p": "passed", "q": "passed"}, partial_credit=True, require_all_pass_to_pass=True) == (1.0, True, [])
+    score, passed, _ = score_tests({}, {"p": "passed", "q": "failed"}, partial_credit=True, require_all_pass_to_pass=True)
+    assert (score, passed) == (0.0, False)
+    score, passed, _ = score_tests({}, {"p": "passed", "q": "failed"}, partial_credit=True, require_all_pass_to_pass=False)
+    assert (score, passed) == (0.5, False)
+
+
+@pytest.mark.parametrize("status", ["failed", "error", "skipped", "missing"])
+def test_score_tests_counts_every_status_but_passed_as_not_passing(status: str) -> None:
+    score, passed, _ = score_tests({"a": "passed", "b": status}, {}, partial_credit=True, require_all_pass_to_pass=True)  # type: ignore[dict-item]
+    assert (score, passed) == (0.5, False)
+    score, passed, _ = score_tests({"a": "passed"}, {"p": status}, partial_credit=True, require_all_pass_to_pass=True)  # type: ignore[dict-item]
+    assert (score, passed) == (0.0, False)
+
+
+# -- real grading runs ---------------------------------------------------------------------------
+
+
+def test_fixing_one_of_two_fail_to_pass_scores_one_half(tiny_task: Task) -> None:
+    result = grade_files(tiny_task, {"calc/__init__.py": HALF_FIX})
+    assert result.fail_to_pass == {ADD: "passed", ADD_NEG: "failed"}
+    assert result.pass_to_pass == {SUB: "passed", SUB_ZERO: "passed"}
+    assert result.component("tests").score == 0.5
+    assert result.score == 0.5
+    assert result.passed is False
+    assert result.infra_error is None
+
+
+def test_fixing_one_of_two_fail_to_pass_scores_zero_without_partial_credit(make_task: MakeTask) -> None:
+    task = make_task(**grading(partial_credit=False))
+    result = grade_files(task, {"calc/__init__.py": HALF_FIX})
+    assert result.fail_to_pass == {ADD: "passed", ADD_NEG: "failed"}
+    assert result.score == 0.0
+    assert result.passed is False
+
+
+def test_a_broken_pass_to_pass_scores_zero_when_all_are_required(tiny_task: Task) -> None:
+    result = grade_files(tiny_task, {"calc/__init__.py": FIX_BREAKING_SUB})
+    assert result.fail_to_pass == {ADD: "passed", ADD_NEG: "passed"}
+    assert result.pass_to_pass == {SUB: "failed", SUB_ZERO: "passed"}
+    assert result.score == 0.0
+    assert result.passed is False
+
+
+def test_a_broken_pass_to_pass_scales_the_score_when_not_all_are_required(make_task: MakeTask) -> None:
+    task = make_task(**grading(require_all_pass_to_pass=False))
+    result = grade_files(task, {"calc/__init__.py": FIX_BREAKING_SUB})
+    assert result.pass_to_pass == {SUB: "failed", SUB_ZERO: "passed"}
+    assert result.score == 1.0 * (1 - 1 / 2)
+    assert result.passed is False
+
+
+def test_partial_fail_to_pass_and_broken_pass_to_pass_multiply(make_task: MakeTask) -> None:
+    task = make_task(**grading(require_all_pass_to_pass=False))
+    result = grade_files(task, {"calc/__init__.py": HALF_FIX_BREAKING_SUB})
+    assert result.fail_to_pass == {ADD: "passed", ADD_NEG: "failed"}
+    assert result.pass_to_pass == {SUB: "failed", SUB_ZERO: "passed"}
+    assert result.score == 0.25
+
+
+def test_without_fail_to_pass_the_tests_score_is_one_iff_all_pass_to_pass_pass(make_task: MakeTask) -> None:
+    spec = tiny_spec()
+    tests = {**spec["tests"], "fail_to_pass": [], "pass_to_pass": [SUB, SUB_ZERO]}
+    task = make_task(
+        type="refactor", tests=tests,
+        constraints={"paths": ["calc/__init__.py"], "max_function_length": 50},
+    )
+    unchanged_behaviour = CALC_SOURCE.replace("def sub(a, b):\n    return a - b", "def sub(a, b):\n    result = a - b\n    return result")
+    kept = grade_files(task, {"calc/__init__.py": unchanged_behaviour})
+    assert kept.component("tests").role == "gate"
+    assert kept.component("tests").score == 1.0
+    assert kept.component("tests").passed is True
+    assert kept.score == 1.0
+    broken = grade_files(task, {"calc/__init__.py": HALF_FIX_BREAKING_SUB})
+    assert broken.component("tests").score == 0.0
+    assert broken.component("tests").passed is False
+    assert broken.score == 0.0
+
+
+def test_a_fail_to_pass_id_absent_from_the_report_counts_as_missing(make_task: MakeTask) -> None:
+    spec = tiny_spec()
+    ghost = "tests/test_calc.py::test_not_there"
+    task = make_task(tests={**spec["tests"], "fail_to_pass": [ADD, ADD_NEG, ghost]})
+    result = grade_files(task, {"calc/__init__.py": FIXED_SOURCE})
+    assert result.fail_to_pass == {ADD: "passed", ADD_NEG: "passed", ghost: "missing"}
+    assert result.score == 2 / 3
+    assert result.passed is False
+
+
+def test_a_skipped_fail_to_pass_counts_as_not_passing(make_task: MakeTask) -> None:
+    skipped = "import pytest\n\nfrom calc import add\n\n\n@pytest.mark.skip(reason='not today')\ndef test_add_negative():\n    assert add(-2, -3) == -5\n"
+    task = make_task(hidden={"tests/test_calc_hidden.py": skipped})
+    result = grade_files(task, {"calc/__init__.py": FIXED_SOURCE})
+    assert result.fail_to_pass == {ADD: "passed", ADD_NEG: "skipped"}
+    assert result.score == 0.5
+    assert result.passed is False
+
+
+def test_a_skipped_pass_to_pass_counts_as_broken(make_task: MakeTask) -> None:
+    visible = (
+        "import pytest\n\nfrom calc import add, sub\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"
+        "def test_sub():\n    assert sub(5, 3) == 2\n\n\n@pytest.mark.skip(reason='x')\ndef test_sub_zero():\n    assert sub(1, 0) == 1\n"
+    )
+    task = make_task(files={"tests/test_calc.py": visible})
+    result = grade_files(task, {"calc/__init__.py": FIXED_SOURCE})
+    assert result.pass_to_pass == {SUB: "passed", SUB_ZERO: "skipped"}
+    assert result.score == 0.0
+
+
+def test_the_golden_patch_scores_one_and_the_empty_submission_zero(tiny_task: Task) -> None:
+    golden = grade_patch(tiny_task, tiny_task.golden_patch())
+    assert (golden.score, golden.passed) == (1.0, True)
+    assert golden.component("tests").messages == ["2/2 fail_to_pass tests pass"]
+    noop = grade_patch(tiny_task, "")
+    assert (noop.score, noop.passed) == (0.0, False)
+    assert noop.fail_to_pass == {ADD: "failed", ADD_NEG: "failed"}
+    assert noop.pass_to_pass == {SUB: "passed", SUB_ZERO: "passed"}
+
+
+def test_edits_to_the_visible_test_file_are_not_carried_into_grading(tiny_task: Task) -> None:
+    rigged = "def test_add():\n    pass\n\n\ndef test_sub():\n    pass\n\n\ndef test_sub_zero():\n    pass\n"
+    result = grade_files(tiny_task, {"tests/test_calc.py": rigged})
+    assert result.fail_to_pass[ADD] == "failed"
+    assert result.component("constraints").passed is False
+    assert result.score == 0.0

@@ -1,0 +1,175 @@
+"""grade_patch / grade_workspace: reward = f(task, patch), failures typed, the result's fields."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from tests.conftest import FIXED_SOURCE, GOLDEN_PATCH, MakeTask
+
+from repogym_gym.baseline import BaselineStore
+from repogym_gym.grading import default_grader, grade_patch, grade_workspace
+from repogym_gym.task import Task
+from repogym_gym.workspace import Workspace
+
+ADD = "tests/test_calc.py::test_add"
+ADD_NEG = "tests/test_calc_hidden.py::test_add_negative"
+SUB = "tests/test_calc.py::test_sub"
+SUB_ZERO = "tests/test_calc.py::test_sub_zero"
+
+
+# -- patches that do not apply ------------------------------------------------------------------------------------
+
+
+def test_a_garbage_patch_scores_zero_with_git_s_reason(tiny_task: Task) -> None:
+    result = grade_patch(tiny_task, "this is not a patch\n")
+    assert (result.score, result.passed) == (0.0, False)
+    assert result.infra_error is None
+    assert [c.name for c in result.components] == ["patch"]
+    message = result.component("patch").messages[0]
+    assert message.startswith("patch does not apply: ")
+    assert "error:" in message  # git's own words
+    assert result.patch == "" and result.files_changed == [] and result.lines_changed == 0
+
+
+def test_a_patch_with_the_wrong_context_scores_zero_with_git_s_reason(tiny_task: Task) -> None:
+    stale = GOLDEN_PATCH.replace("-    return a - b", "-    return a * b")
+    result = grade_patch(tiny_task, stale)
+    assert (result.score, result.infra_error) == (0.0, None)
+    message = result.component("patch").messages[0]
+    assert "calc/__init__.py" in message and "patch does not apply" in message
+
+
+def test_an_empty_patch_grades_the_baseline(tiny_task: Task) -> None:
+    result = grade_patch(tiny_task, "")
+    assert (result.score, result.passed, result.infra_error) == (0.0, False, None)
+    assert result.fail_to_pass == {ADD: "failed", ADD_NEG: "failed"}
+    assert result.pass_to_pass == {SUB: "passed", SUB_ZERO: "passed"}
+    assert (result.patch, result.files_changed, result.lines_changed) == ("", [], 0)
+
+
+# -- infrastructure failures -------------------------------------------------------------------------------------
+
+
+def test_a_task_whose_setup_fails_is_an_infrastructure_error(make_task: MakeTask, tmp_path: Path) -> None:
+    task = make_task(repo={"setup": ["echo setup went wrong >&2; exit 3"]})
+    result = grade_patch(task, GOLDEN_PATCH, store=BaselineStore(tmp_path / "cache"))
+    assert (result.score, result.passed) == (0.0, False)
+    assert result.infra_error is not None
+    assert "exit 3" in result.infra_error and "setup went wrong" in result.infra_error
+    assert [c.name for c in result.components] == ["setup"]
+
+
+def test_setup_output_becomes_part_of_the_baseline(make_task: MakeTask, tmp_path: Path) -> None:
+    task = make_task(repo={"setup": ["printf 'BUILT = 1\\n' > calc/built.py"]})
+    result = grade_patch(task, GOLDEN_PATCH, store=BaselineStore(tmp_path / "cache"))
+    assert (result.score, result.infra_error) == (1.0, None)
+    assert result.files_changed == ["calc/__init__.py"]  # the build artefact is baseline, not a change
+
+
+# -- the result's fields -----------------------------------------------------------------------------------------
+
+
+def test_the_golden_grade_result_fields(tiny_task: Task) -> None:
+    result = grade_patch(tiny_task, GOLDEN_PATCH)
+    assert result.task_id == "tiny-calc"
+    assert (result.score, result.passed, result.infra_error) == (1.0, True, None)
+    assert [(c.name, c.role) for c in result.components] == [("constraints", "gate"), ("tests", "objective")]
+    assert result.patch.startswith("diff --git a/calc/__init__.py b/calc/__init__.py\n")
+    assert "\n-    return a - b\n+    return a + b\n" in result.patch
+    assert result.files_changed == ["calc/__init__.py"]
+    assert result.lines_changed == 2
+    assert result.fail_to_pass == {ADD: "passed", ADD_NEG: "passed"}
+    assert result.pass_to_pass == {SUB: "passed", SUB_ZERO: "passed"}
+    assert result.fail_to_pass == result.component("tests").details["fail_to_pass"]
+    assert result.duration_s > 0
+
+
+def test_the_graded_patch_reapplies_to_the_same_result(tiny_task: Task) -> None:
+    first = grade_patch(tiny_task, GOLDEN_PATCH)
+    again = grade_patch(tiny_task, first.patch)
+    assert again.patch == first.patch
+    assert (again.score, again.fail_to_pass, again.pass_to_pass) == (first.score, first.fail_to_pass, first.pass_to_pass)
+
+
+def test_grade_workspace_equals_grade_patch_for_the_same_change(tiny_task: Task) -> None:
+    with Workspace.create(tiny_task) as ws:
+        ws.write("calc/__init__.py", FIXED_SOURCE)
+        result = grade_workspace(ws)
+        assert ws.read("calc/__init__.py") == FIXED_SOURCE  # grading never touches the workspace
+        assert not (ws.path / "tests" / "test_calc_hidden.py").exists()
+    assert result.patch == grade_patch(tiny_task, GOLDEN_PATCH).patch
+    assert (result.score, result.passed) == (1.0, True)
+
+
+def test_a_new_and_a_deleted_file_are_listed_and_counted(make_task: MakeTask) -> None:
+    task = make_task(files={"calc/old.py": "A = 1\nB = 2\n"})
+    with Workspace.create(task) as ws:
+        ws.write("calc/__init__.py", FIXED_SOURCE)
+        ws.write("calc/new.py", "C = 3\n")
+        (ws.path / "calc" / "old.py").unlink()
+        result = grade_workspace(ws)
+    assert result.files_changed == ["calc/__init__.py", "calc/new.py", "calc/old.py"]
+    assert result.lines_changed == 2 + 1 + 2
+    assert "deleted file mode" in result.patch and "new file mode" in result.patch
+    assert result.score == 1.0
+
+
+def test_grading_after_the_git_store_is_destroyed_fails_closed(tiny_task: Task) -> None:
+    with Workspace.create(tiny_task) as ws:
+        ws.write("calc/__init__.py", FIXED_SOURCE)
+        shutil.rmtree(ws.root / "git")
+        result = grade_workspace(ws)
+    assert (result.score, result.passed) == (0.0, False)
+    assert result.infra_error is None
+    assert [c.name for c in result.components] == ["snapshot"]
+
+
+def test_default_grader_follows_the_task_type(tiny_task: Task, starter_tasks: list[Task]) -> None:
+    assert [(g.name, g.role) for g in default_grader(tiny_task).graders] == [("constraints", "gate"), ("tests", "objective")]
+    perf = next(t for t in starter_tasks if t.spec.type == "perf")
+    assert [(g.name, g.role) for g in default_grader(perf).graders][-1] == ("perf", "objective")
+    assert ("tests", "gate") in [(g.name, g.role) for g in default_grader(perf).graders]
+
+
+# -- a corrupted cached baseline -----------------------------------------------------------------------------------
+
+
+def _corrupt(store: BaselineStore, task: Task) -> None:
+    """Plant the fix in the cached baseline tree, after the store has loaded it."""
+    (store.get(task).tree / "calc" / "__init__.py").write_text(FIXED_SOURCE)
+
+
+def test_a_baseline_corrupted_during_the_episode_is_an_infrastructure_error(tiny_task: Task, tmp_path: Path) -> None:
+    store = BaselineStore(tmp_path / "cache")
+    with Workspace.create(tiny_task, store=store) as ws:
+        _corrupt(store, tiny_task)  # e.g. a process of the episode wrote into the cache
+        result = grade_workspace(ws)
+    assert (result.score, result.passed) == (0.0, False)
+    assert result.infra_error is not None and "was modified" in result.infra_error
+
+
+def test_a_corrupted_cached_baseline_is_rebuilt_before_the_next_workspace(tiny_task: Task, tmp_path: Path) -> None:
+    store = BaselineStore(tmp_path / "cache")
+    _corrupt(store, tiny_task)
+    noop = grade_patch(tiny_task, "", store=store)
+    assert (noop.score, noop.passed, noop.infra_error) == (0.0, False, None)
+    assert noop.fail_to_pass == {ADD: "failed", ADD_NEG: "failed"}
+    assert (store.get(tiny_task).tree / "calc" / "__init__.py").read_text() != FIXED_SOURCE
+
+
+def test_a_corrupted_cached_baseline_never_blames_the_golden_patch(tiny_task: Task, tmp_path: Path) -> None:
+    store = BaselineStore(tmp_path / "cache")
+    _corrupt(store, tiny_task)
+    result = grade_patch(tiny_task, GOLDEN_PATCH, store=store)
+    assert result.infra_error is not None or (result.score, result.passed) == (1.0, True)
+
+
+def test_a_corrupted_cached_baseline_is_rebuilt_by_a_fresh_store(tiny_task: Task, tmp_path: Path) -> None:
+    _corrupt(BaselineStore(tmp_path / "cache"), tiny_task)
+    fresh = BaselineStore(tmp_path / "cache")
+    noop = grade_patch(tiny_task, "", store=fresh)
+    assert (noop.score, noop.infra_error) == (0.0, None)
+    assert noop.fail_to_pass == {ADD: "failed", ADD_NEG: "failed"}
+    assert (fresh.get(tiny_task).tree / "calc" / "__init__.py").read_text() != FIXED_SOURCE
+    assert grade_patch(tiny_task, GOLDEN_PATCH, store=fresh).score == 1.0

@@ -1,0 +1,123 @@
+"""validate_task: baseline, noop, golden and repeatable checks on real tasks."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+import pytest
+from tests.conftest import CALC_SOURCE, MakeTask, tiny_spec
+
+from repogym_gym.task import Task
+from repogym_gym.validate import TaskValidation, validate_task
+
+CHECKS = ["baseline", "noop", "golden", "repeatable"]
+
+
+def check(report: TaskValidation, name: str):  # noqa: ANN201
+    return next(c for c in report.checks if c.name == name)
+
+
+def make_patch(rel: str, old: str, new: str) -> str:
+    body = "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True), f"a/{rel}", f"b/{rel}"))
+    return f"diff --git a/{rel} b/{rel}\n{body}"
+
+
+def test_the_tiny_task_is_sound(tiny_task: Task) -> None:
+    labels: list[str] = []
+    report = validate_task(tiny_task, repeats=2, progress=labels.append)
+    assert report.ok, report.failures()
+    assert [c.name for c in report.checks] == CHECKS
+    assert all(c.ok for c in report.checks)
+    assert report.noop_score == 0.0
+    assert report.golden_scores == [1.0, 1.0]
+    assert report.failures() == []
+    assert check(report, "baseline").message == "2 fail_to_pass fail, 2 pass_to_pass pass"
+    assert labels == ["noop", "golden 1/2", "golden 2/2"]
+
+
+def test_a_golden_patch_that_does_not_fix_fails_the_golden_check(make_task: MakeTask) -> None:
+    half = make_patch("calc/__init__.py", CALC_SOURCE, CALC_SOURCE.replace("return a - b", "return a + b if a > 0 else a - b", 1))
+    report = validate_task(make_task(patch=half), repeats=1)
+    assert report.ok is False
+    assert check(report, "golden").ok is False
+    assert check(report, "baseline").ok and check(report, "noop").ok and check(report, "repeatable").ok
+    assert report.golden_scores == [0.5]
+    assert "golden FAIL 0.500" in check(report, "golden").message
+    assert any(f.startswith("golden: ") for f in report.failures())
+
+
+def test_a_task_without_a_golden_patch_fails_the_golden_check(make_task: MakeTask) -> None:
+    report = validate_task(make_task(patch=None), repeats=1)
+    assert report.ok is False
+    assert check(report, "golden").ok is False
+    assert "no golden patch" in check(report, "golden").message
+
+
+def test_a_fail_to_pass_that_already_passes_on_the_baseline_fails_the_baseline_check(make_task: MakeTask) -> None:
+    spec = tiny_spec()
+    tests = {**spec["tests"], "fail_to_pass": ["tests/test_calc.py::test_add", "tests/test_calc.py::test_sub"],
+             "pass_to_pass": ["tests/test_calc.py::test_sub_zero"]}
+    report = validate_task(make_task(tests=tests), repeats=1)
+    baseline = check(report, "baseline")
+    assert report.ok is False and baseline.ok is False
+    assert "fail_to_pass tests already pass on the baseline" in baseline.message
+    assert "tests/test_calc.py::test_sub" in baseline.message
+    assert "tests/test_calc.py::test_add'" not in baseline.message
+
+
+def test_a_pass_to_pass_that_fails_on_the_baseline_fails_the_baseline_check(make_task: MakeTask) -> None:
+    spec = tiny_spec()
+    tests = {**spec["tests"], "fail_to_pass": ["tests/test_calc_hidden.py::test_add_negative"],
+             "pass_to_pass": ["tests/test_calc.py::test_add", "tests/test_calc.py::test_sub"]}
+    report = validate_task(make_task(tests=tests), repeats=1)
+    baseline = check(report, "baseline")
+    assert baseline.ok is False
+    assert "tests/test_calc.py::test_add (failed)" in baseline.message
+
+
+def test_a_flaky_pass_to_pass_fails_the_repeatable_check(make_task: MakeTask, tmp_path: Path) -> None:
+    counter = tmp_path / "outside-the-repo" / "counter"
+    counter.parent.mkdir()
+    flaky = (
+        "from pathlib import Path\n\n\n"
+        "def test_alternates():\n"
+        f"    path = Path({str(counter)!r})\n"
+        "    n = int(path.read_text()) + 1 if path.exists() else 1\n"
+        "    path.write_text(str(n))\n"
+        "    assert n % 2 == 1\n"
+    )
+    spec = tiny_spec()
+    flaky_id = "tests/test_flaky.py::test_alternates"
+    tests = {**spec["tests"], "pass_to_pass": [*spec["tests"]["pass_to_pass"], flaky_id]}
+    report = validate_task(make_task(files={"tests/test_flaky.py": flaky}, tests=tests), repeats=3)
+    assert counter.read_text() == "4"  # noop + 3 golden grades, each ran the test once
+    assert check(report, "baseline").ok is True  # run 1 passed
+    repeatable = check(report, "repeatable")
+    assert repeatable.ok is False
+    assert "2 different outcomes in 3 golden grades" in repeatable.message
+    assert report.golden_scores == [0.0, 1.0, 0.0]
+    assert report.ok is False
+
+
+@pytest.mark.parametrize("repeats", [0, -1])
+def test_repeats_below_one_is_a_value_error(tiny_task: Task, repeats: int) -> None:
+    with pytest.raises(ValueError, match=f"repeats must be at least 1, got {repeats}"):
+        validate_task(tiny_task, repeats=repeats)
+
+
+def test_a_task_whose_setup_fails_is_not_sound(make_task: MakeTask) -> None:
+    report = validate_task(make_task(repo={"setup": ["exit 7"]}), repeats=1)
+    assert report.ok is False
+    assert check(report, "baseline").ok is False
+    assert "infrastructure error" in check(report, "baseline").message
+    assert check(report, "noop").ok is False
+
+
+@pytest.mark.slow
+def test_the_starter_suite_is_sound(starter_tasks: list[Task]) -> None:
+    assert len(starter_tasks) >= 4
+    reports = [validate_task(task, repeats=2) for task in starter_tasks]
+    failures = {r.task_id: r.failures() for r in reports if not r.ok}
+    assert failures == {}
+    assert all(r.noop_score == 0.0 and r.golden_scores == [1.0, 1.0] for r in reports)
