@@ -10,6 +10,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from repogym_gym.cli.output import stdout_console
+
 from repogym_gym.gym import register_suite, registered_ids
 
 gym_app = typer.Typer(help="Gymnasium ids of the bundled and your own suites.", no_args_is_help=True)
@@ -31,4 +33,4 @@ def list_ids(
         spec = gym.spec(env_id)
         target = spec.kwargs.get("task") or (f"suite: {spec.kwargs['suite']}" if "suite" in spec.kwargs else "task=<path or id>")
         table.add_row(env_id, str(target), str(spec.max_episode_steps or "-"))
-    Console().print(table)
+    stdout_console().print(table)

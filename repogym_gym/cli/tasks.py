@@ -11,6 +11,8 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
+from repogym_gym.cli.output import stdout_console
+
 from repogym_gym.spec import spec_json_schema
 from repogym_gym.task import load_task, load_tasks
 
@@ -34,7 +36,7 @@ def list_tasks(
     for task in tasks:
         spec = task.spec
         table.add_row(task.id, spec.type, str(len(spec.tests.fail_to_pass)), str(len(spec.tests.pass_to_pass)), ", ".join(spec.tags))
-    Console().print(table)
+    stdout_console().print(table)
 
 
 @tasks_app.command("show")

@@ -10,6 +10,8 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from repogym_gym.cli.output import stdout_console
+
 from repogym_gym.task import load_tasks
 from repogym_gym.validate import TaskValidation, validate_task
 
@@ -50,7 +52,7 @@ def validate_command(
         table.add_row(task.id, task.spec.type, marks.get("baseline", "-"), f"{marks.get('noop', '-')} {res.noop_score:.3f}",
                       f"{marks.get('golden', '-')} {_scores(res.golden_scores)}",
                       marks.get("repeatable", "-"), f"{res.duration_s:.1f}")
-    out = Console()
+    out = stdout_console()
     out.print(table)
     bad = [r for r in results if not r.ok]
     for res in bad:
