@@ -7,7 +7,6 @@ from typing import Annotated
 
 import gymnasium as gym
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from repogym_gym.cli.output import stdout_console

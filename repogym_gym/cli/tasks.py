@@ -8,7 +8,6 @@ from typing import Annotated
 
 import typer
 import yaml
-from rich.console import Console
 from rich.table import Table
 
 from repogym_gym.cli.output import stdout_console
