@@ -29,6 +29,7 @@ from pathlib import Path
 from repogym_gym.errors import SetupError, WorkspaceError
 from repogym_gym.gitstore import BASELINE_REF, GitStore
 from repogym_gym.sandbox import LocalSandbox, Sandbox
+from repogym_gym.sources import materialize
 from repogym_gym.task import Task
 from repogym_gym.tree import Entry, Manifest, scan_tree
 
@@ -68,6 +69,7 @@ class Baseline:
         store: Bare git store holding ``commit``.
         commit: The baseline commit id.
         manifest: Relative path -> Entry for every path of ``tree``.
+        python_env: The task's Python environment (``repo.env``), or None for the grader's own.
     """
 
     task_id: str
@@ -76,6 +78,7 @@ class Baseline:
     store: GitStore
     commit: str
     manifest: Mapping[str, Entry] = field(repr=False)
+    python_env: Path | None = None
 
 
 def _manifest_to_json(manifest: Manifest) -> dict[str, list[object]]:
@@ -154,9 +157,9 @@ class BaselineStore:
         try:
             tree = staging / "tree"
             try:
-                copy_tree(task.source_dir, tree)
+                materialize(task, tree, cache_dir=self.cache_dir)
             except OSError as exc:
-                raise WorkspaceError(f"task {task.id!r}: cannot copy source {task.source_dir}: {exc}") from None
+                raise WorkspaceError(f"task {task.id!r}: cannot materialise its source into {tree}: {exc}") from None
             self._run_setup(task, tree)
             manifest = scan_tree(tree)
             specials = sorted(p for p, e in manifest.items() if e.kind == "special")

@@ -10,7 +10,8 @@ Every path that differs from the baseline manifest is classified:
 - **ignored**: bytecode and tool caches; never carried, never a violation (running the visible
   tests creates them).
 
-Protected by default: the files behind fail_to_pass / pass_to_pass ids and ``tests.restore``,
+Protected by default: the files behind fail_to_pass / pass_to_pass ids, the ``__init__.py`` of
+their directories, ``tests.restore``,
 every ``conftest.py``, ``pytest.ini``, ``.pytest.ini``, ``pytest.toml``, ``tox.ini``, ``setup.cfg``, ``sitecustomize.py``,
 ``usercustomize.py``, ``*.pth``, the ``tool.pytest`` table of any ``pyproject.toml``, and the
 task's ``constraints.protected_files``; ``constraints.allow_protected`` lifts a default (never
@@ -55,8 +56,10 @@ DEFAULT_PROTECTED = (
 CACHE_PATTERNS = ("__pycache__/", "*.pyc", "*.pyo", ".pytest_cache/", ".mypy_cache/", ".ruff_cache/", ".hypothesis/")
 #: Largest file carried into grading, bytes.
 MAX_CARRIED_FILE_BYTES = 20 * 1024 * 1024
+#: Longest relative path carried, bytes (grading copies live deeper than workspaces; PATH_MAX is 4096).
+MAX_CARRIED_PATH_BYTES = 1024
 
-RejectRule = Literal["symlink", "special", "protected", "too_large"]
+RejectRule = Literal["symlink", "special", "protected", "too_large", "too_long"]
 
 
 @dataclass(frozen=True)
@@ -136,7 +139,10 @@ class CarryPolicy:
     def for_task(cls, task: Task) -> CarryPolicy:
         """The policy of ``task``: defaults plus its test files and constraints."""
         spec = task.spec
-        exact = frozenset(spec.tests.test_files()) | frozenset(spec.tests.restore)
+        test_files = spec.tests.test_files()
+        # a test directory's package __init__ runs at collection, before any test: protect it too
+        inits = {f"{d}/__init__.py" if d else "__init__.py" for d in {f.rpartition("/")[0] for f in test_files}}
+        exact = frozenset(test_files) | frozenset(spec.tests.restore) | frozenset(inits)
         return cls(
             exact_protected=exact,
             protected_globs=DEFAULT_PROTECTED + tuple(spec.constraints.protected_files),
@@ -171,6 +177,9 @@ def _symlink_inside(root: Path, rel: str) -> bool:
 
 def _classify(change: TreeChange, root: Path, baseline_tree: Path, policy: CarryPolicy) -> CarriedFile | Rejection:
     path, new = change.path, change.new
+    if len(os.fsencode(path)) > MAX_CARRIED_PATH_BYTES:
+        return Rejection(path[:80] + "...", "too_long", f"a path of {len(os.fsencode(path))} bytes is over the "
+                         f"{MAX_CARRIED_PATH_BYTES}-byte limit; it is not carried")
     if policy.is_protected(path):
         return Rejection(path, "protected", f"{path} is protected ({change.status}); the change is not carried")
     if Path(path).name == "pyproject.toml" and _pytest_table(baseline_tree / path) != _pytest_table(root / path):

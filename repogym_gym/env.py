@@ -5,9 +5,10 @@ the problem statement and the file tree; each ``step(action)`` reads, writes, ed
 allowlisted command, runs the visible tests or lists files; ``Submit`` grades the workspace
 (``terminated=True``) and so does running out of steps (``truncated=True``). The reward is
 sparse: 0 on every step and the graded score on the last one. With ``reward_shaping=True``,
-visible fail_to_pass tests that newly pass in a Test action earn up to 0.1 in total, and
-nothing while the workspace holds a change grading would reject (an edited test file, a
-planted copy of a hidden test, a conftest.py, ...).
+visible fail_to_pass tests that newly pass in a Test action earn up to 0.1 in total. The Test
+action runs exactly as grading does (a fresh copy holding only the carried changes, the
+grader's pytest settings, sentinel, canaries and tamper checks; hidden tests left out), so it
+earns nothing while the workspace holds a change grading would reject or the run is invalid.
 
 "A bad action is data": an unknown kind, a missing field, a bad path, a refused or failing
 command comes back as an observation with ``error`` set (and ``info["parse_error"]`` for an
@@ -23,7 +24,9 @@ Example:
 
 from __future__ import annotations
 
+import re
 import secrets
+import tempfile
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -35,7 +38,7 @@ from repogym_gym.actions import ActionError, Observation, action_to_dict, parse_
 from repogym_gym.baseline import BaselineStore
 from repogym_gym.changes import collect_changes
 from repogym_gym.commands import DEFAULT_ALLOWLIST, CommandRefusedError, check_command
-from repogym_gym.errors import PathEscapeError, RepoGymError, SandboxError, SetupError, WorkspaceError
+from repogym_gym.errors import PathEscapeError, RepoGymError, SandboxError, SetupError, SourceError, WorkspaceError
 from repogym_gym.graders.composite import CompositeGrader
 from repogym_gym.graders.testrun import run_tests
 from repogym_gym.grading import grade_workspace
@@ -43,7 +46,8 @@ from repogym_gym.results import GradeResult
 from repogym_gym.sandbox import LocalSandbox, Sandbox
 from repogym_gym.task import Task
 from repogym_gym.trajectory import Trajectory, TrajectoryStep
-from repogym_gym.workspace import Workspace
+from repogym_gym.workspace import Workspace, build_grading_copy
+from repogym_gym.pyenv import command_env
 
 __all__ = ["MAX_OBSERVATION_CHARS", "EpisodeError", "RepoEnv", "StepResult"]
 
@@ -78,6 +82,24 @@ def _clip(text: str, limit: int = MAX_OBSERVATION_CHARS) -> str:
 
 class _Refusal(Exception):
     """An action that could not be carried out; becomes an error observation."""
+
+
+def _hide_planted(output: str, planted: set[str]) -> str:
+    """pytest output without the grader's planted tests (their failure sections and summary lines)."""
+    names = {i.rsplit("::", 1)[-1] for i in planted}
+    kept, skipping = [], False
+    for line in output.splitlines():
+        header = re.match(r"^_{3,} (.+?) _{3,}$", line)
+        if header:
+            skipping = header.group(1).rsplit(".", 1)[-1] in names
+        elif re.match(r"^={3,}", line):
+            skipping = False
+        if skipping or any(f"::{n}" in line for n in names) or "repogym sentinel" in line:
+            continue
+        if re.match(r"^=* ?\d+ (failed|passed)", line.strip("= ")):
+            continue  # pytest's totals include the planted tests; the counts above do not
+        kept.append(line)
+    return "\n".join(kept)
 
 
 class RepoEnv:
@@ -152,7 +174,7 @@ class RepoEnv:
         info: dict[str, Any] = {"task_id": self.task.id, "episode_id": episode_id}
         try:
             self.workspace = Workspace.create(self.task, store=self.store)
-        except (SetupError, WorkspaceError, SandboxError, OSError) as exc:
+        except (SetupError, SourceError, WorkspaceError, SandboxError, OSError) as exc:
             self._infra_error = f"{type(exc).__name__}: {exc}"
             info["infra_error"] = self._infra_error
             obs = Observation(text=f"The environment could not be set up: {self._infra_error}", step=0,
@@ -284,22 +306,35 @@ class RepoEnv:
         return self._observe(f"{result.stdout}{result.stderr}\n{status}".lstrip("\n"), exit_code=result.exit_code, error=error)
 
     def _do_test(self, action: Any) -> Observation:
+        """Run the visible tests as grading would: on a fresh copy holding only the carried changes,
+        with the grader's sentinel, canaries and tamper checks (hidden tests are not injected)."""
         ws = self._ws()
         spec = self.task.spec
-        run = run_tests(spec.tests, repo=ws.path, scratch=ws.root / "scratch" / f"test-{self._step}",
-                        baseline_tree=ws.baseline.tree, sandbox=self.sandbox, timeout_s=spec.limits.test_timeout_s,
-                        output_limit_bytes=spec.limits.output_limit_bytes, sentinel=False)
+        changes = collect_changes(ws.path, ws.baseline.tree, dict(ws.baseline.manifest), ws.policy)
+        with tempfile.TemporaryDirectory(prefix=f"repogym-test-{self.task.id}-") as tmp:
+            copy = Path(tmp) / "repo"
+            build_grading_copy(self.task, ws.baseline, changes, copy, hidden=False)
+            run = run_tests(spec.tests, repo=copy, scratch=Path(tmp) / "scratch", baseline_tree=ws.baseline.tree,
+                            sandbox=self.sandbox, timeout_s=spec.limits.test_timeout_s,
+                            output_limit_bytes=spec.limits.output_limit_bytes, extra_env=command_env(ws.baseline.python_env))
+            output = _hide_planted(run.result.tail(6000), run.planted()).replace(str(copy) + "/", "")
         lines = []
-        if run.report is None:
-            lines.append(f"The visible tests did not produce a report: {run.invalid}")
-        else:
-            statuses = [run.report.statuses[i] for i in run.report.ids]
+        if changes.rejected:
+            lines.append("Not run as submitted: " + "; ".join(r.reason for r in changes.rejected[:5]))
+        if run.report is None or run.invalid:
+            lines.append(f"The test run is invalid and would score 0: {run.invalid}")
+        if run.report is not None:
+            shown = [i for i in run.report.ids if i not in run.planted()]
+            statuses = [run.report.statuses[i] for i in shown]
             counts = {s: statuses.count(s) for s in ("passed", "failed", "error", "skipped") if s in statuses}
             lines.append("Visible tests: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
-            lines += [f"  {i}: {run.report.statuses[i]}" for i in run.report.ids]
-        lines += ["", "Output (tail):", run.result.tail(4000)]
-        self._visible_passing = self._count_visible_f2p(run.report)
-        return self._observe("\n".join(lines), exit_code=run.result.exit_code)
+            lines += [f"  {i}: {run.report.statuses[i]}" for i in shown]
+        lines += ["", "Output (tail):", output]
+        valid = run.report is not None and not run.invalid and not changes.rejected
+        self._visible_passing = self._count_visible_f2p(run.report) if valid else 0
+        failing = run.report is None or any(run.report.statuses[i] in ("failed", "error")
+                                            for i in run.report.ids if i not in run.planted())
+        return self._observe("\n".join(lines), exit_code=1 if failing or not valid else 0)
 
     def _do_list_files(self, action: Any) -> Observation:
         ws = self._ws()
@@ -317,10 +352,6 @@ class RepoEnv:
 
     def _count_visible_f2p(self, report: Any) -> int:
         if report is None or not self.reward_shaping:
-            return 0
-        ws = self._ws()
-        changes = collect_changes(ws.path, ws.baseline.tree, dict(ws.baseline.manifest), ws.policy)
-        if changes.rejected:  # an edited test, a planted copy of a hidden test, a conftest...: no credit
             return 0
         return sum(1 for i in self._visible_f2p() if report.status_of(i) == "passed")
 

@@ -7,7 +7,8 @@ and ``except RepoGymError`` both work::
     RepoGymError
     ├── TaskError
     │   ├── TaskSpecError (ValueError)        a task.yaml that does not validate
-    │   └── TaskNotFoundError (LookupError)   no task with that id / path
+    │   ├── TaskNotFoundError (LookupError)   no task with that id / path
+    │   └── SourceError                       a task's source cannot be fetched, verified or unpacked
     ├── WorkspaceError
     │   ├── PatchError (ValueError)           a patch that does not apply
     │   ├── PathEscapeError (ValueError)      a path that leaves the workspace
@@ -35,6 +36,7 @@ __all__ = [
     "SandboxError",
     "SandboxUnavailableError",
     "SetupError",
+    "SourceError",
     "TaskError",
     "TaskNotFoundError",
     "TaskSpecError",
@@ -56,6 +58,10 @@ class TaskSpecError(TaskError, ValueError):
 
 class TaskNotFoundError(TaskError, LookupError):
     """No task matches the given id or path."""
+
+
+class SourceError(TaskError):
+    """A task's source (git commit, sdist, archive, directory) cannot be fetched, verified or unpacked."""
 
 
 class WorkspaceError(RepoGymError):

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from repogym_gym.baseline import Baseline, BaselineStore
-from repogym_gym.errors import PatchError, PathEscapeError, RepoGymError, SetupError, WorkspaceError
+from repogym_gym.errors import PatchError, PathEscapeError, RepoGymError, SetupError, SourceError, WorkspaceError
 from repogym_gym.graders import CompositeGrader, ConstraintGrader, GradingContext, PerfGrader, QualityGrader, TestGrader
 from repogym_gym.graders.composite import combine
 from repogym_gym.results import GradeComponent, GradeResult
@@ -137,7 +137,7 @@ def grade_patch(
     start = time.monotonic()
     try:
         workspace = Workspace.create(task, store=store)
-    except (SetupError, WorkspaceError) as exc:
+    except (SetupError, SourceError, WorkspaceError) as exc:
         return _failed(task, "setup", str(exc), start, infra=True)
     with workspace:
         try:

@@ -16,24 +16,39 @@ Example:
 
 from __future__ import annotations
 
+import difflib
 import re
 import shlex
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
 
 __all__ = [
     "ConstraintSpec",
+    "GitSource",
     "GradingSpec",
     "LimitsSpec",
     "LocalSource",
     "OBJECTIVE_COMPONENTS",
     "PerfSpec",
+    "PypiSource",
     "RepoSpec",
+    "Source",
+    "TarballSource",
     "TaskSpec",
     "TaskType",
     "TestSpec",
+    "check_sha256",
     "check_task_id",
     "relative_path",
     "spec_json_schema",
@@ -44,6 +59,10 @@ TaskType = Literal["bugfix", "feature", "refactor", "perf"]
 #: Component names that can be objectives (and so can carry a weight in ``grading.weights``).
 OBJECTIVE_COMPONENTS = ("tests", "quality", "perf")
 
+_COMMIT = re.compile(r"^[0-9a-fA-F]{40}$")
+_SHA256 = re.compile(r"^[0-9a-fA-F]{64}$")
+_PROJECT_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,198}[A-Za-z0-9])?$")
+_VERSION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.+!_-]{0,99}$")
 _TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,99}$")
 _VERSION_SUFFIX = re.compile(r"-v\d+$")
 _PYTEST_LAUNCHERS = (("pytest",), ("python", "-m", "pytest"), ("python3", "-m", "pytest"))
@@ -87,10 +106,21 @@ def relative_path(value: str) -> str:
     return pure.as_posix()
 
 
+def check_sha256(v: str) -> str:
+    """Return ``v`` lowercased if it is 64 hex characters.
+
+    Raises:
+        ValueError: otherwise, quoting the value.
+    """
+    if not _SHA256.fullmatch(v):
+        raise ValueError(f"sha256 {v!r} must be 64 hex characters (e.g. the output of `sha256sum FILE`)")
+    return v.lower()
+
+
 class LocalSource(_Strict):
     """Source files shipped inside the task directory."""
 
-    type: Literal["local"] = "local"
+    type: Literal["local"] = Field("local", description="Source kind: files in the task directory.")
     path: str = Field("repo", description="Directory with the source snapshot, relative to the task directory.")
 
     @field_validator("path")
@@ -99,15 +129,179 @@ class LocalSource(_Strict):
         return relative_path(v)
 
 
+class GitSource(_Strict):
+    """One commit of a git repository; only that commit's files reach the workspace (no history)."""
+
+    type: Literal["git"] = Field(description="Source kind: a git commit.")
+    url: str = Field(
+        description="Repository to clone: a URL (https://, ssh://, git@host:path) or a local path "
+        "(a relative path is relative to the task directory)."
+    )
+    commit: str = Field(description="Full 40-hex commit id; branches and tags are not accepted (they move).")
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, v: str) -> str:
+        if not v.strip() or v != v.strip() or any(ch in v for ch in "\0\n\r"):
+            raise ValueError(f"url {v!r} must be a non-empty URL or path without surrounding spaces")
+        if v.startswith("-") or v.lower().startswith("ext::"):
+            raise ValueError(f"url {v!r} is not a repository location (no leading '-', no ext:: transport)")
+        return v
+
+    @field_validator("commit")
+    @classmethod
+    def _full_commit(cls, v: str) -> str:
+        if not _COMMIT.fullmatch(v):
+            raise ValueError(
+                f"commit {v!r} must be a full 40-character hex commit id (get it with `git rev-parse <rev>`)"
+            )
+        return v.lower()
+
+
+class PypiSource(_Strict):
+    """A source distribution (sdist) from the package index, pinned by its sha256."""
+
+    type: Literal["pypi"] = Field(description="Source kind: an sdist from the package index.")
+    package: str = Field(description="Project name on the index, e.g. 'six'.")
+    version: str = Field(description="Exact version, e.g. '1.16.0' (no ranges).")
+    sha256: str = Field(description="sha256 of the sdist file, 64 hex characters (the index lists it).")
+    subdir: str | None = Field(
+        None,
+        description="Directory inside the sdist used as the repository root; null: the sdist's single "
+        "top-level directory.",
+    )
+
+    @field_validator("package")
+    @classmethod
+    def _project_name(cls, v: str) -> str:
+        if not _PROJECT_NAME.fullmatch(v):
+            raise ValueError(f"package {v!r} is not a valid project name (letters, digits, '.', '_', '-')")
+        return v
+
+    @field_validator("version")
+    @classmethod
+    def _exact_version(cls, v: str) -> str:
+        if not _VERSION.fullmatch(v):
+            raise ValueError(f"version {v!r} must be one exact version such as '1.16.0' (no ranges, no spaces)")
+        return v
+
+    @field_validator("sha256")
+    @classmethod
+    def _sha256(cls, v: str) -> str:
+        return check_sha256(v)
+
+    @field_validator("subdir")
+    @classmethod
+    def _subdir(cls, v: str | None) -> str | None:
+        return None if v is None else relative_path(v)
+
+
+class TarballSource(_Strict):
+    """A .tar(.gz|.bz2|.xz) or .zip archive, local or downloaded, pinned by its sha256."""
+
+    type: Literal["tarball"] = Field(description="Source kind: an archive file.")
+    url: str = Field(
+        description="http(s) URL of the archive, or its path relative to the task directory; "
+        "a name ending in .zip is read as a zip file, anything else as a tar file."
+    )
+    sha256: str = Field(description="sha256 of the archive file, 64 hex characters.")
+    subdir: str | None = Field(
+        None,
+        description="Directory inside the archive used as the repository root; null: the archive's "
+        "single top-level directory.",
+    )
+
+    @field_validator("url")
+    @classmethod
+    def _url_or_path(cls, v: str) -> str:
+        if v.startswith(("http://", "https://")):
+            return v
+        try:
+            if "://" in v:
+                raise ValueError
+            return relative_path(v)
+        except ValueError:
+            raise ValueError(f"url {v!r} must be an http(s) URL or a path inside the task directory") from None
+
+    @field_validator("sha256")
+    @classmethod
+    def _sha256(cls, v: str) -> str:
+        return check_sha256(v)
+
+    @field_validator("subdir")
+    @classmethod
+    def _subdir(cls, v: str | None) -> str | None:
+        return None if v is None else relative_path(v)
+
+    def is_remote(self) -> bool:
+        """True for an http(s) URL, False for a path in the task directory."""
+        return self.url.startswith(("http://", "https://"))
+
+
+#: Where the task's code comes from, chosen by ``type``.
+Source = Annotated[LocalSource | GitSource | PypiSource | TarballSource, Field(discriminator="type")]
+_SOURCE_MODELS: dict[str, type[BaseModel]] = {
+    "local": LocalSource, "git": GitSource, "pypi": PypiSource, "tarball": TarballSource,
+}
+
+
+def _untagged(error: ErrorDetails, kind: object) -> InitErrorDetails:
+    """A source's validation error without the union tag in its location, in the task's words."""
+    loc = error["loc"]
+    if loc and loc[0] == kind:
+        loc = loc[1:]
+    if error["type"] == "union_tag_invalid":
+        return {
+            "type": PydanticCustomError(
+                "source_type", "source type {tag} is not one of {expected}",
+                {"tag": repr(kind), "expected": ", ".join(map(repr, _SOURCE_MODELS))},
+            ),
+            "loc": (*loc, "type"),
+            "input": kind,
+        }
+    if error["type"] == "extra_forbidden" and isinstance(kind, str) and kind in _SOURCE_MODELS:
+        known = sorted(_SOURCE_MODELS[kind].model_fields)
+        close = difflib.get_close_matches(str(loc[-1]) if loc else "", known, n=1)
+        hint = f"did you mean {close[0]!r}?" if close else f"known fields: {known}"
+        if kind == "local" and not close:
+            hint += "; set 'type' to git, pypi or tarball for another kind of source"
+        return {
+            "type": PydanticCustomError("unknown_field", "unknown field of a {kind} source ({hint})",
+                                        {"kind": kind, "hint": hint}),
+            "loc": loc,
+            "input": error["input"],
+        }
+    details: InitErrorDetails = {"type": error["type"], "loc": loc, "input": error["input"]}
+    if "ctx" in error:
+        details["ctx"] = error["ctx"]
+    return details
+
+
 class RepoSpec(_Strict):
     """Where the code comes from and how to prepare it."""
 
-    source: LocalSource = Field(default_factory=LocalSource)
+    source: Source = Field(
+        default_factory=LocalSource,
+        description="Where the code comes from: local (default; 'type' may be left out), git, pypi or tarball.",
+    )
     setup: list[str] = Field(
         default_factory=list,
         description="Shell commands run once, in the work tree, before the baseline snapshot; "
         "their build artefacts become part of the baseline.",
     )
+
+    @field_validator("source", mode="wrap")
+    @classmethod
+    def _source(cls, v: object, handler: ValidatorFunctionWrapHandler) -> object:
+        # A source without 'type' is local (the schema before sources had kinds). Errors inside a
+        # source read 'repo.source.<field>', without pydantic's union tag in the location.
+        if isinstance(v, dict) and "type" not in v:
+            v = {"type": "local", **v}
+        try:
+            return handler(v)
+        except ValidationError as exc:
+            kind = v.get("type") if isinstance(v, dict) else None
+            raise ValidationError.from_exception_data(exc.title, [_untagged(e, kind) for e in exc.errors()]) from None
 
 
 class TestSpec(_Strict):
@@ -214,6 +408,22 @@ class PerfSpec(_Strict):
         '{"seconds": x} (more precise, but agent-reachable code could fake it).',
     )
     timeout_s: Annotated[float, Field(gt=0)] = Field(120.0, description="Timeout of one benchmark run, seconds.")
+    output_check: str | None = Field(
+        None,
+        description="Regex whose first match in the benchmark's stdout must be the same for the candidate as for "
+        "the baseline (both get the same random REPOGYM_PERF_SEED); a benchmark that skips its work, exits early "
+        "or replays a remembered answer fails it. The match must not include timings.",
+    )
+
+    @field_validator("output_check")
+    @classmethod
+    def _output_check_compiles(cls, v: str | None) -> str | None:
+        if v is not None:
+            try:
+                re.compile(v)
+            except re.error as exc:
+                raise ValueError(f"output_check {v!r} is not a valid regular expression: {exc}") from None
+        return v
 
     @model_validator(mode="after")
     def _floor_below_target(self) -> PerfSpec:

@@ -27,7 +27,7 @@ import yaml
 from pydantic import ValidationError
 
 from repogym_gym.errors import TaskNotFoundError, TaskSpecError
-from repogym_gym.spec import TaskSpec, TaskType
+from repogym_gym.spec import LocalSource, TaskSpec, TaskType
 from repogym_gym.tree import scan_tree
 
 __all__ = ["Task", "discover_tasks", "format_validation_error", "load_task", "load_tasks"]
@@ -54,9 +54,13 @@ class Task:
         return self.spec.id
 
     @property
-    def source_dir(self) -> Path:
-        """The local source snapshot (``repo.source.path`` under the task directory)."""
-        return self.root / self.spec.repo.source.path
+    def source_dir(self) -> Path | None:
+        """The local source snapshot (``repo.source.path`` under the task directory), or None.
+
+        None when the source is not local (git, pypi, tarball: see :mod:`repogym_gym.sources`).
+        """
+        source = self.spec.repo.source
+        return self.root / source.path if isinstance(source, LocalSource) else None
 
     @property
     def hidden_dir(self) -> Path | None:
@@ -82,16 +86,18 @@ class Task:
 
     @cached_property
     def fingerprint(self) -> str:
-        """Hex sha256 over task.yaml and every path of the source snapshot (cache key of its baseline).
+        """Hex sha256 over task.yaml and a local source's files (the cache key of its baseline).
 
-        Each path contributes its kind, mode and content hash (a symlink's target, never followed).
+        Each local path contributes its kind, mode and content hash (a symlink's target, never
+        followed). Other sources are pinned by the spec itself (a git commit id, an sdist's or
+        archive's sha256, all verified when fetched), so task.yaml covers them.
 
         Hidden tests and the golden patch are not part of it: they do not change the baseline.
         """
         digest = hashlib.sha256()
         digest.update(self.spec.model_dump_json().encode())
         source = self.source_dir
-        if source.is_dir():
+        if source is not None and source.is_dir():
             for rel, entry in sorted(scan_tree(source).items()):
                 digest.update(f"\0{rel}\0{entry.kind}\0{entry.mode:o}\0{entry.digest}".encode())
         return digest.hexdigest()
@@ -169,9 +175,10 @@ def load_task(path: str | os.PathLike[str]) -> Task:
         raise TaskNotFoundError(f"no {TASK_FILE} at {path}")
     spec = parse_spec(task_file.read_text(encoding="utf-8"), str(task_file))
     task = Task(spec=spec, root=task_file.parent)
-    if not task.source_dir.is_dir():
+    source = spec.repo.source
+    if isinstance(source, LocalSource) and not (task.root / source.path).is_dir():
         raise TaskSpecError(
-            f"{task_file}: repo.source.path: directory {spec.repo.source.path!r} does not exist in the task directory"
+            f"{task_file}: repo.source.path: directory {source.path!r} does not exist in the task directory"
         )
     return task
 

@@ -255,12 +255,13 @@ class Workspace:
         self.close()
 
 
-def build_grading_copy(task: Task, baseline: Baseline, snapshot: Snapshot | None, repo: Path) -> tuple[str, ...]:
+def build_grading_copy(task: Task, baseline: Baseline, snapshot: Snapshot | ChangeSet | None, repo: Path,
+                       *, hidden: bool = True) -> tuple[str, ...]:
     """Make ``repo`` (which must not exist) a fresh copy of the baseline with the submission carried in.
 
     The copy is verified against the baseline manifest before anything is written (a tampered
-    cache raises), then the carried bytes are written (deletions first, in path order) and the
-    hidden tests injected. ``snapshot=None`` gives the pristine baseline with hidden tests.
+    cache raises), then the carried bytes are written (deletions first, in path order) and, with
+    ``hidden``, the hidden tests injected. ``snapshot=None`` gives the pristine baseline.
 
     Returns:
         The injected hidden paths.
@@ -272,7 +273,8 @@ def build_grading_copy(task: Task, baseline: Baseline, snapshot: Snapshot | None
     copy_tree(baseline.tree, repo)
     if scan_tree(repo) != dict(baseline.manifest):
         raise WorkspaceError(f"the cached baseline of {task.id!r} at {baseline.tree} was modified; delete it to rebuild")
-    for change in snapshot.changes.carried if snapshot else ():
+    changes = snapshot.changes if isinstance(snapshot, Snapshot) else snapshot
+    for change in changes.carried if changes else ():
         if change.status == "deleted":
             remove_path(repo / change.path)
         elif change.git_mode == 0o120000:
@@ -281,7 +283,7 @@ def build_grading_copy(task: Task, baseline: Baseline, snapshot: Snapshot | None
             os.symlink((change.data or b"").decode(), repo / change.path)
         else:
             write_file_safely(repo, change.path, change.data or b"", 0o755 if change.git_mode == 0o100755 else 0o644)
-    return tuple(inject_hidden(task, repo))
+    return tuple(inject_hidden(task, repo)) if hidden else ()
 
 
 def inject_hidden(task: Task, repo: Path) -> list[str]:

@@ -57,6 +57,9 @@ def test_the_survivor_probe_sees_a_live_marked_process() -> None:
     marker = unique_sleep()
     proc = subprocess.Popen(["sleep", marker])
     try:
+        deadline = time.monotonic() + 5  # the child shows its argv once it has exec'd
+        while processes_with(marker) != [proc.pid] and time.monotonic() < deadline:
+            time.sleep(0.01)
         assert processes_with(marker) == [proc.pid]
     finally:
         proc.kill()

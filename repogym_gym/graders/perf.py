@@ -14,6 +14,10 @@ timed from outside, so code the agent controls cannot fake the number::
     passed  = speedup >= min_speedup
 
 With ``min_speedup: 4`` and the default floor 1.15, a 2x speed-up scores about 0.45.
+Every run of one grading gets the same random ``REPOGYM_PERF_SEED`` (a benchmark should derive
+its inputs from it); with ``perf.output_check`` the candidate's matched output must equal the
+baseline's, so a benchmark that detects itself and exits early, or prints a remembered answer,
+scores 0.
 A submission that carries no change scores 0 without being timed (identical code cannot be
 faster; timing it would measure noise alone). Non-finite or non-positive timings, and a candidate benchmark that fails, score 0.
 """
@@ -22,12 +26,15 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import secrets
 import tempfile
 from pathlib import Path
 
-from repogym_gym.errors import GraderError
+from repogym_gym.errors import GraderError, PathEscapeError
 from repogym_gym.graders.base import GradingContext, component
 from repogym_gym.results import GradeComponent, Role
+from repogym_gym.pyenv import command_env
 from repogym_gym.spec import PerfSpec
 from repogym_gym.workspace import build_grading_copy
 
@@ -49,6 +56,7 @@ class PerfGrader:
 
     def __init__(self, role: Role = "objective") -> None:
         self.role: Role = role
+        self._expected: dict[str, str] = {}
 
     def grade(self, ctx: GradingContext) -> GradeComponent:
         perf = ctx.task.spec.perf
@@ -58,11 +66,12 @@ class PerfGrader:
             # Identical code cannot be faster; timing it would only measure noise.
             return component(self, score=0.0, passed=False, messages=["no change to time: the submission equals the baseline"],
                              details={"speedup": 1.0})
+        seed = str(secrets.randbelow(2**31))
         try:
-            self._time(ctx, perf, self._fresh(ctx, candidate=True))
+            self._time(ctx, perf, self._fresh(ctx, candidate=False), seed, baseline=True)
+            self._time(ctx, perf, self._fresh(ctx, candidate=True), seed)
         except GraderError as exc:
             return component(self, score=0.0, passed=False, messages=[f"candidate benchmark: {exc}"])
-        self._time(ctx, perf, self._fresh(ctx, candidate=False), baseline=True)
         base_s: list[float] = []
         cand_s: list[float] = []
         for i in range(perf.runs):
@@ -70,7 +79,7 @@ class PerfGrader:
             for is_candidate, sink in order if i % 2 == 0 else order[::-1]:
                 where = self._fresh(ctx, candidate=is_candidate)
                 try:
-                    sink.append(self._time(ctx, perf, where, baseline=not is_candidate))
+                    sink.append(self._time(ctx, perf, where, seed, baseline=not is_candidate))
                 except GraderError as exc:
                     return component(self, score=0.0, passed=False, messages=[f"candidate benchmark: {exc}"])
         baseline_s, candidate_s = min(base_s), min(cand_s)
@@ -81,14 +90,25 @@ class PerfGrader:
         message = f"speed-up {speedup:.2f}x (baseline {baseline_s:.3f} s, candidate {candidate_s:.3f} s; target {perf.min_speedup:g}x)"
         return component(self, score=score, passed=speedup >= perf.min_speedup, messages=[message], details=details)
 
-    def _time(self, ctx: GradingContext, perf: PerfSpec, where: Path, *, baseline: bool = False) -> float:
-        result = ctx.sandbox.run(["bash", "-c", perf.command], cwd=where, timeout_s=perf.timeout_s,
+    def _time(self, ctx: GradingContext, perf: PerfSpec, where: Path, seed: str, *, baseline: bool = False) -> float:
+        env = {**command_env(ctx.baseline.python_env), "REPOGYM_PERF_SEED": seed}
+        result = ctx.sandbox.run(["bash", "-c", perf.command], cwd=where, timeout_s=perf.timeout_s, env=env,
                                  output_limit_bytes=ctx.task.spec.limits.output_limit_bytes)
         if result.timed_out or result.exit_code != 0:
             why = "timed out" if result.timed_out else f"exited {result.exit_code}"
             if baseline:
                 raise RuntimeError(f"the baseline benchmark {why}; the task is broken:\n{result.tail()}")
             raise GraderError(f"{why}:\n{result.tail(800)}")
+        if perf.output_check is not None:
+            match = re.search(perf.output_check, result.stdout, re.MULTILINE)
+            found = match.group(0) if match else None
+            if baseline:
+                if found is None:
+                    raise RuntimeError(f"the baseline benchmark's output has no match for output_check {perf.output_check!r}")
+                self._expected[seed] = found
+            elif found != self._expected.get(seed):
+                raise GraderError(f"its output {found!r} differs from the baseline's {self._expected.get(seed)!r} "
+                                  "for the same inputs: the benchmark did not do the same work")
         seconds = result.duration_s
         if perf.timing == "reported":
             seconds = _reported_seconds(result.stdout)
@@ -100,7 +120,12 @@ class PerfGrader:
     def _fresh(ctx: GradingContext, *, candidate: bool) -> Path:
         """A new verified copy for one run: the baseline, or the baseline with the submission."""
         root = Path(tempfile.mkdtemp(prefix="perf-", dir=ctx.scratch))
-        build_grading_copy(ctx.task, ctx.baseline, ctx.snapshot if candidate else None, root / "repo")
+        try:
+            build_grading_copy(ctx.task, ctx.baseline, ctx.snapshot if candidate else None, root / "repo")
+        except (OSError, PathEscapeError) as exc:
+            if not candidate:
+                raise
+            raise GraderError(f"the submission cannot be copied for a benchmark run: {exc}") from None
         return root / "repo"
 
 

@@ -5,19 +5,31 @@ pytest, without repogym_gym installed. Usage::
 
     python -I pytest_runner.py NONCE SELECTION_JSON PYTEST_ARGS...
 
-``SELECTION_JSON`` is a file ``{"files": [...], "ids": [...]}``: when ``files`` is non-empty,
-only those test files (relative to the rootdir) are collected, so test modules the submission
-added (and whatever they import or register, e.g. ``pytest_plugins``) never load. A plugin
-records the outcome of every id in ``ids`` from pytest's own reports (worst wins: error >
-failed > skipped > passed; a failed collection of a file is an error for its ids). After
-``pytest.main`` returns, the record is written to stdout once, framed by ``NONCE``, and the
-process ends with ``os._exit`` so that no ``atexit`` hook or leftover thread of the code under
-test runs after the report was written. The grader checks the record against the JUnit report.
+``SELECTION_JSON`` is ``{"files": [...], "ids": [...]}``. When ``files`` is non-empty only those
+test files (relative to the rootdir) are collected, so test modules a submission added never
+load. A plugin records the outcome of every id in ``ids`` from pytest's own reports (worst
+wins: error > failed > skipped > passed; a failed collection of a file is an error for its ids).
+
+Code under test runs in this process, so the plugin also watches for tampering with the judge
+itself and reports it (the grader then voids the run):
+
+- pytest's test-execution and reporting internals are snapshotted before any test module is
+  imported and must be the same objects at every test and at the end;
+- no plugin may be registered after collection starts, except conftest modules of the tree, the
+  modules they name in ``pytest_plugins``, and modules outside the tree (installed packages);
+- no trace or profile hook may be active while a test runs (they can rewrite frames and code);
+- every test function's code must equal the code compiled from the file it names (the grader
+  owns the test files), so a test body swapped at import time is caught.
+
+After ``pytest.main`` returns, the record is written to stdout once, framed by ``NONCE``, and the
+process ends with ``os._exit`` so no ``atexit`` hook or thread of the code under test runs after
+the report was written. The grader checks the record against the JUnit report.
 """
 
 import json
 import os
 import sys
+import threading
 
 _RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
 
@@ -34,19 +46,135 @@ def _outcome(report):
     return None
 
 
+def _internals():
+    """(name, object) pairs of pytest internals that decide and report outcomes."""
+    import _pytest.python
+    import _pytest.reports
+    import _pytest.runner
+    import pluggy
+
+    pairs = [
+        ("Function.runtest", _pytest.python.Function.__dict__.get("runtest")),
+        ("Function.setup", _pytest.python.Function.__dict__.get("setup")),
+        ("pytest_pyfunc_call", getattr(_pytest.python, "pytest_pyfunc_call", None)),
+        ("runtestprotocol", getattr(_pytest.runner, "runtestprotocol", None)),
+        ("call_and_report", getattr(_pytest.runner, "call_and_report", None)),
+        ("call_runtest_hook", getattr(_pytest.runner, "call_runtest_hook", None)),
+        ("check_interactive_exception", getattr(_pytest.runner, "check_interactive_exception", None)),
+        ("CallInfo.from_call", _pytest.runner.CallInfo.__dict__.get("from_call")),
+        ("TestReport.from_item_and_call", _pytest.reports.TestReport.__dict__.get("from_item_and_call")),
+        ("TestReport.__init__", _pytest.reports.TestReport.__dict__.get("__init__")),
+        ("HookCaller.__call__", pluggy.HookCaller.__dict__.get("__call__")),
+        ("PluginManager._hookexec", pluggy.PluginManager.__dict__.get("_hookexec")),
+        ("sys.settrace", sys.settrace),
+        ("sys.setprofile", sys.setprofile),
+    ]
+    return [(name, obj) for name, obj in pairs if obj is not None]
+
+
+def _code_signature(code):
+    consts = tuple(_code_signature(c) if hasattr(c, "co_code") else repr(c) for c in code.co_consts)
+    return (code.co_code, consts, code.co_names, code.co_varnames)
+
+
+def _find_code(module_code, name, firstlineno):
+    stack = [module_code]
+    while stack:
+        code = stack.pop()
+        if code.co_name == name and code.co_firstlineno == firstlineno:
+            return code
+        stack.extend(c for c in code.co_consts if hasattr(c, "co_code"))
+    return None
+
+
 class RecordingPlugin:
-    """Restricts collection and records outcomes of the ids the grader scores."""
+    """Restricts collection, records outcomes of scored ids, and watches for tampering."""
 
     def __init__(self, files, ids):
         self.files = set(files)
         self.ids = set(ids)
         self.record = {}
+        self.tampering = []
+        self._internals = _internals()
+        self._collecting = False
+        self._rootpath = None
+        self._compiled = {}
+        self._conftest_plugins = set()
+        self._config = None
 
-    def _note(self, nodeid, outcome):
-        if nodeid in self.ids and outcome is not None:
-            old = self.record.get(nodeid)
-            if old is None or _RANK[outcome] > _RANK[old]:
-                self.record[nodeid] = outcome
+    # -- tampering checks ------------------------------------------------------------------------
+
+    def _tampered(self, why):
+        if why not in self.tampering:
+            self.tampering.append(why)
+
+    def _check_internals(self):
+        for name, obj in _internals():
+            original = dict(self._internals).get(name)
+            if original is not None and obj is not original:
+                self._tampered(f"pytest internal {name} was replaced")
+
+    def _check_tracing(self):
+        if sys.gettrace() is not None or sys.getprofile() is not None:
+            self._tampered("a trace or profile hook was active during a test")
+        if getattr(threading, "_trace_hook", None) is not None or getattr(threading, "_profile_hook", None) is not None:
+            self._tampered("a thread trace or profile hook was installed")
+
+    def _source_codes(self, path):
+        """The file compiled plainly and with pytest's assertion rewriting (either may match)."""
+        if path not in self._compiled:
+            codes = []
+            try:
+                with open(path, "rb") as fh:
+                    source = fh.read()
+                codes.append(compile(source, path, "exec", dont_inherit=True))
+                import ast
+
+                from _pytest.assertion.rewrite import rewrite_asserts
+
+                tree = ast.parse(source, filename=path)
+                rewrite_asserts(tree, source, path, self._config)
+                codes.append(compile(tree, path, "exec", dont_inherit=True))
+            except (OSError, SyntaxError, ValueError, TypeError):
+                pass
+            self._compiled[path] = codes
+        return self._compiled[path]
+
+    def _check_code(self, item):
+        """The test function's code must be the code compiled from the file it claims to come from."""
+        code = getattr(getattr(item, "function", None), "__code__", None)
+        if code is None or not code.co_filename.endswith(".py") or not os.path.isfile(code.co_filename):
+            return  # generated code (exec, builtins): nothing on disk to compare with
+        codes = self._source_codes(code.co_filename)
+        if not codes:
+            return
+        signature = _code_signature(code)
+        originals = [_find_code(c, code.co_name, code.co_firstlineno) for c in codes]
+        if not any(o is not None and _code_signature(o) == signature for o in originals):
+            self._tampered(f"{item.nodeid}: its code is not the code in {os.path.basename(code.co_filename)}")
+
+    # -- hooks -----------------------------------------------------------------------------------
+
+    def pytest_configure(self, config):
+        self._config = config
+
+    def pytest_collection(self, session):
+        self._collecting = True
+        self._rootpath = session.config.rootpath
+
+    def pytest_plugin_registered(self, plugin, manager):
+        module_file = getattr(plugin, "__file__", None)
+        if module_file and os.path.basename(module_file) == "conftest.py":
+            names = getattr(plugin, "pytest_plugins", ())
+            self._conftest_plugins.update([names] if isinstance(names, str) else names)
+        if not self._collecting or getattr(plugin, "__name__", None) in self._conftest_plugins:
+            return
+        if module_file is None:
+            self._tampered(f"a plugin object {type(plugin).__name__} was registered during the run")
+            return
+        root = str(self._rootpath) + os.sep
+        if os.path.abspath(module_file).startswith(root) and os.path.basename(module_file) != "conftest.py":
+            self._tampered(f"a module of the tree was registered as a plugin: {module_file}")
 
     def pytest_ignore_collect(self, collection_path, config):
         if not self.files or collection_path.suffix != ".py" or not collection_path.is_file():
@@ -57,27 +185,42 @@ class RecordingPlugin:
             return True
         return None if rel in self.files else True
 
+    def pytest_runtest_call(self, item):
+        self._check_internals()
+        self._check_tracing()
+        self._check_code(item)
+
     def pytest_runtest_logreport(self, report):
-        self._note(report.nodeid, _outcome(report))
+        self._check_internals()
+        if report.nodeid in self.ids:
+            outcome = _outcome(report)
+            old = self.record.get(report.nodeid)
+            if outcome is not None and (old is None or _RANK[outcome] > _RANK[old]):
+                self.record[report.nodeid] = outcome
 
     def pytest_collectreport(self, report):
         if report.failed:
             for test_id in self.ids:
                 if test_id.split("::", 1)[0] == report.nodeid:
-                    self._note(test_id, "error")
+                    self.record[test_id] = "error"
+
+    def pytest_sessionfinish(self, session):
+        self._check_internals()
 
 
 def main():
     nonce, selection_path, args = sys.argv[1], sys.argv[2], sys.argv[3:]
     with open(selection_path, encoding="utf-8") as fh:
         selection = json.load(fh)
-    plugin = RecordingPlugin(selection.get("files", []), selection.get("ids", []))
     import pytest
 
+    plugin = RecordingPlugin(selection.get("files", []), selection.get("ids", []))
     code = pytest.main(args, plugins=[plugin])
+    plugin._check_internals()
     sys.stdout.flush()
     sys.stderr.flush()
-    payload = json.dumps({"exit_code": int(code), "record": plugin.record}, sort_keys=True)
+    payload = json.dumps({"exit_code": int(code), "record": plugin.record, "tampering": plugin.tampering},
+                         sort_keys=True)
     os.write(1, ("\n" + nonce + payload + nonce + "\n").encode("utf-8"))
     os._exit(int(code))
 

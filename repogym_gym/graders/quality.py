@@ -1,4 +1,5 @@
-"""QualityGrader: function length and cyclomatic complexity limits on ``constraints.paths``.
+"""QualityGrader: function length and cyclomatic complexity limits on ``constraints.paths``
+and on every Python file the submission adds or changes (so moving code elsewhere is no escape).
 
 Each set limit is one rule; ``score`` is the fraction of rules with no violating function, and
 ``passed`` requires all (design doc 000, "QualityGrader"). It is the objective of refactor tasks
@@ -29,10 +30,14 @@ class QualityGrader:
             "max_cyclomatic_complexity": (spec.max_cyclomatic_complexity, "complexity", "complexity"),
         }
         rules = {k: v for k, v in rules.items() if v[0] is not None}
+        # The limits apply to every Python file the submission adds or changes as well, so code
+        # moved out of `paths` into a new module is still measured.
+        changed = [c.path for c in ctx.snapshot.changes.carried if c.path.endswith(".py") and c.status != "deleted"]
+        paths = list(dict.fromkeys([*spec.paths, *sorted(changed)]))
         try:
-            metrics = file_metrics(ctx.repo, spec.paths)
+            metrics = file_metrics(ctx.repo, paths)
         except (OSError, SyntaxError, UnicodeDecodeError, ValueError) as exc:
-            return component(self, score=0.0, passed=False, messages=[f"cannot measure {spec.paths}: {exc}"],
+            return component(self, score=0.0, passed=False, messages=[f"cannot measure {paths}: {exc}"],
                              details={"violations": {name: ["unmeasurable"] for name in rules}})
         violations: dict[str, list[str]] = {}
         for name, (limit, attr, unit) in rules.items():

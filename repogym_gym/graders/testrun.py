@@ -21,8 +21,11 @@ For ``runner: pytest`` the grader builds the whole invocation itself::
   ...) except ``addopts`` and ``required_plugins``, with absolute ``pythonpath`` entries and
   ``junit_family = xunit1`` (so node ids can be rebuilt from the report);
 - ``PYTEST_DISABLE_PLUGIN_AUTOLOAD=1``: no third-party plugin loads by entry point;
-- a randomly named sentinel test that must fail: if the report lacks it or it passed, the
-  report is forged or the run was tampered with, and the run is invalid.
+- a randomly named sentinel test that must fail, plus a must-fail canary named like its
+  neighbours appended to every scored test file: if the report lacks one or one passed, the
+  outcomes were forged or forced and the run is invalid;
+- the runner's plugin reports tampering with pytest itself (replaced internals, plugins
+  registered mid-run, trace hooks, swapped test code): any report voids the run.
 
 A run is invalid (and the test component scores 0) when it timed out, wrote no parseable
 report, lost or passed the sentinel, its runner record is missing or disagrees with the report,
@@ -33,10 +36,12 @@ from __future__ import annotations
 
 import configparser
 import json
+import re
 import secrets
 import shlex
 import shutil
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -144,8 +149,8 @@ def _drop_tree_bytecode(repo: Path) -> None:
     shutil.rmtree(pycache_dir() / repo.resolve().relative_to(repo.resolve().anchor), ignore_errors=True)
 
 
-def _selection(spec: TestSpec, sentinel_id: str | None) -> dict[str, list[str]]:
-    ids = [*spec.fail_to_pass, *spec.pass_to_pass, *([sentinel_id] if sentinel_id else [])]
+def _selection(spec: TestSpec, sentinel_id: str | None, canaries: list[str]) -> dict[str, list[str]]:
+    ids = [*spec.fail_to_pass, *spec.pass_to_pass, *canaries, *([sentinel_id] if sentinel_id else [])]
     heads = [i.split("::", 1)[0] for i in ids if "::" in i]
     files = sorted({h for h in heads if h.endswith(".py")}) if len(heads) == len(ids) else []
     return {"files": files, "ids": ids}
@@ -180,6 +185,37 @@ class TestRun:
     report: JUnitReport | None
     invalid: str | None
     sentinel: str | None = None
+    junit_path: Path | None = None
+    canaries: tuple[str, ...] = ()
+
+    def planted(self) -> set[str]:
+        """Ids of the tests the grader planted (sentinel and canaries), not the task's."""
+        return {*self.canaries, *([self.sentinel] if self.sentinel else [])}
+
+
+_TEST_DEF = re.compile(r"^def (test\w*)\(", re.MULTILINE)
+
+
+def _plant_canaries(repo: Path, spec: TestSpec) -> list[str]:
+    """Append a must-fail test, named like its neighbours, to every scored test file of ``repo``.
+
+    A hook that forces the tests of a directory or a file to pass forces these too, and a run in
+    which any of them passes is void. Only grader-owned copies get canaries, never a workspace.
+    """
+    files = sorted({i.split("::", 1)[0] for i in (*spec.fail_to_pass, *spec.pass_to_pass) if "::" in i})
+    canaries = []
+    for rel in files:
+        path = repo / rel
+        if not rel.endswith(".py") or not path.is_file() or path.is_symlink():
+            continue
+        text = path.read_text(encoding="utf-8", errors="surrogateescape")
+        names = _TEST_DEF.findall(text)
+        name = f"{secrets.choice(names) if names else 'test'}_{secrets.token_hex(3)}"
+        left = secrets.randbelow(1000)
+        path.write_text(f"{text.rstrip()}\n\n\ndef {name}():\n    assert {left} == {left + 1}\n",
+                        encoding="utf-8", errors="surrogateescape")
+        canaries.append(f"{rel}::{name}")
+    return canaries
 
 
 def _plant_sentinel(repo: Path) -> tuple[str, str]:
@@ -200,6 +236,7 @@ def run_tests(
     timeout_s: float,
     output_limit_bytes: int,
     sentinel: bool = True,
+    extra_env: Mapping[str, str] | None = None,
 ) -> TestRun:
     """Run the task's tests in ``repo`` and judge the run.
 
@@ -212,28 +249,32 @@ def run_tests(
         timeout_s: Seconds before the run is killed.
         output_limit_bytes: Output kept per stream.
         sentinel: Plant a must-fail sentinel test (pytest runner only).
+        extra_env: More environment variables (e.g. a task's Python environment on PATH).
     """
     scratch.mkdir(parents=True, exist_ok=True)
     junit = scratch / f"junit-{secrets.token_hex(4)}.xml"
     sentinel_id = None
     nonce = ""
+    canaries: list[str] = []
     if spec.runner == "pytest":
         ini = scratch / "pytest.ini"
         write_ini(ini, repo, baseline_tree, spec)
         sentinel_file = None
         if sentinel:
             sentinel_file, sentinel_id = _plant_sentinel(repo)
+            canaries = _plant_canaries(repo, spec)
         runner = scratch / "pytest_runner.py"
         shutil.copyfile(RUNNER_SCRIPT, runner)
         selection = scratch / "selection.json"
-        selection.write_text(json.dumps(_selection(spec, sentinel_id)))
+        selection.write_text(json.dumps(_selection(spec, sentinel_id, canaries)))
         nonce = f"@@repogym-{secrets.token_hex(16)}@@"
         argv = pytest_argv(spec, repo, ini, junit, sentinel_file, runner, nonce, selection)
         env = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     else:
         argv = ["bash", "-c", spec.command.replace("{junit}", shlex.quote(str(junit)))]
         env = {}
-    result = sandbox.run(argv, cwd=repo, timeout_s=timeout_s, env=env, output_limit_bytes=output_limit_bytes)
+    result = sandbox.run(argv, cwd=repo, timeout_s=timeout_s, env={**(extra_env or {}), **env},
+                         output_limit_bytes=output_limit_bytes)
     if sentinel_id:
         (repo / sentinel_id.split("::")[0]).unlink(missing_ok=True)
     if spec.runner == "pytest":
@@ -243,25 +284,31 @@ def run_tests(
         record, stdout = _read_record(result.stdout, nonce)
         result = result.model_copy(update={"stdout": stdout})
     if result.timed_out:
-        return TestRun(result, None, f"the test run timed out after {timeout_s:g} s", sentinel_id)
+        return TestRun(result, None, f"the test run timed out after {timeout_s:g} s", sentinel_id, junit)
     try:
         report = parse_junit_xml(junit)
     except JUnitParseError as exc:
-        return TestRun(result, None, f"no usable test report (exit code {result.exit_code}): {exc}", sentinel_id)
-    invalid = _check_record(spec, result, report, record, sentinel_id) if nonce else None
-    return TestRun(result, report, invalid or _judge(spec, result, report, sentinel_id), sentinel_id)
+        return TestRun(result, None, f"no usable test report (exit code {result.exit_code}): {exc}", sentinel_id, junit)
+    invalid = _check_record(spec, result, report, record, sentinel_id, canaries) if nonce else None
+    passing_canaries = [c for c in canaries if report.status_of(c) != "failed"]
+    if passing_canaries and not invalid:
+        invalid = f"must-fail tests planted in the test files did not fail ({len(passing_canaries)}): the outcomes were forced"
+    return TestRun(result, report, invalid or _judge(spec, result, report, sentinel_id), sentinel_id, junit, tuple(canaries))
 
 
 def _check_record(spec: TestSpec, result: CommandResult, report: JUnitReport, record: dict[str, object] | None,
-                  sentinel_id: str | None) -> str | None:
+                  sentinel_id: str | None, canaries: list[str]) -> str | None:
     """Why the JUnit report cannot be trusted given the runner's own record, or None."""
     if record is None or not isinstance(record.get("record"), dict):
         return "the test runner's own record is missing or was tampered with (the process was cut short or forged output)"
+    tampering = record.get("tampering")
+    if tampering:
+        return f"the code under test tampered with the test runner: {'; '.join(map(str, tampering))[:500]}"
     if record.get("exit_code") != result.exit_code:
         return f"the test process exited {result.exit_code} but pytest returned {record.get('exit_code')}"
     outcomes = record["record"]
     assert isinstance(outcomes, dict)
-    for test_id in [*spec.fail_to_pass, *spec.pass_to_pass, *([sentinel_id] if sentinel_id else [])]:
+    for test_id in [*spec.fail_to_pass, *spec.pass_to_pass, *canaries, *([sentinel_id] if sentinel_id else [])]:
         if (outcomes.get(test_id) == "passed") != (report.status_of(test_id) == "passed"):
             return (f"the JUnit report says {test_id} {report.status_of(test_id)} but pytest recorded "
                     f"{outcomes.get(test_id, 'nothing')}: the report was rewritten")

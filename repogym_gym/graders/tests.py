@@ -81,11 +81,9 @@ class TestGrader:
 
     def score_run(self, ctx: GradingContext, run: TestRun) -> GradeComponent:
         spec = ctx.task.spec
-        details: dict[str, object] = {
-            "exit_code": run.result.exit_code,
-            "duration_s": round(run.result.duration_s, 3),
-            "output_tail": run.result.tail(1500),
-        }
+        # No output in the details: with hidden tests injected it would show their source, and
+        # trainers that feed info back to the model would leak them.
+        details: dict[str, object] = {"exit_code": run.result.exit_code, "duration_s": round(run.result.duration_s, 3)}
         if run.invalid is not None or run.report is None:
             missing: dict[str, TestOutcome] = {i: "missing" for i in spec.tests.fail_to_pass}
             details |= {"invalid": run.invalid, "fail_to_pass": missing,

@@ -89,7 +89,8 @@ def test_a_run_where_the_sentinel_passes_is_invalid(make_task: MakeTask) -> None
     )
     task = make_task(files={"conftest.py": forge})
     message = invalid_message(grade_patch(task, GOLDEN_PATCH))
-    assert "sentinel" in message and "passed" in message
+    # the canaries planted in the test files are forced too, so either check may fire first
+    assert ("sentinel" in message and "passed" in message) or "must-fail tests planted" in message
 
 
 # -- timeouts and exit codes ----------------------------------------------------------------------------

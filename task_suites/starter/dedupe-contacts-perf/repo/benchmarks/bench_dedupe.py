@@ -5,6 +5,8 @@ Run from the repository root: ``python benchmarks/bench_dedupe.py``. Exits 1 on 
 
 from __future__ import annotations
 
+import hashlib
+import os
 import random
 import sys
 import time
@@ -47,7 +49,7 @@ def expected(records: list[tuple[str, str]]) -> tuple[list[tuple[str, str]], lis
 
 
 def main() -> int:
-    records = make_records()
+    records = make_records(int(os.environ.get("REPOGYM_PERF_SEED", "1234")))
     want_unique, want_dups = expected(records)
     start = time.perf_counter()
     got_unique = unique_by(records, key=email_key)
@@ -62,7 +64,9 @@ def main() -> int:
     if not ok:
         print("wrong result", file=sys.stderr)
         return 1
-    print(f"{len(records)} records, {len(got_unique)} unique, {len(got_dups)} duplicated: {elapsed:.3f}s")
+    digest = hashlib.sha256(repr((got_unique, got_dups, got_identity)).encode()).hexdigest()[:16]
+    print(f"result {digest}: {len(records)} records, {len(got_unique)} unique, {len(got_dups)} duplicated")
+    print(f"{elapsed:.3f}s")
     return 0
 
 
