@@ -106,7 +106,8 @@ class Task:
 def format_validation_error(exc: ValidationError, source: str) -> str:
     """One readable message for a pydantic error: ``source: field.path: problem (got value)``."""
     lines = []
-    for err in exc.errors():
+    # An unknown field is usually a typo of a required one: report it before "Field required".
+    for err in sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden"):
         loc = ".".join(str(part) for part in err["loc"]) or "(top level)"
         if err["type"] == "extra_forbidden":
             field_name = str(err["loc"][-1])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, get_args
 
 import typer
 import yaml
@@ -12,7 +12,8 @@ from rich.table import Table
 
 from repogym_gym.cli.output import stdout_console
 
-from repogym_gym.spec import spec_json_schema
+from repogym_gym.errors import TaskSpecError
+from repogym_gym.spec import TaskType, spec_json_schema
 from repogym_gym.task import load_task, load_tasks
 
 tasks_app = typer.Typer(help="List, show and describe tasks.", no_args_is_help=True)
@@ -27,6 +28,10 @@ def list_tasks(
     tag: Annotated[list[str] | None, typer.Option(help="Keep tasks with this tag (repeatable).")] = None,
 ) -> None:
     """List tasks with their type, test counts and tags."""
+    valid = get_args(TaskType)
+    bad = [t for t in type_ or [] if t not in valid]
+    if bad:
+        raise TaskSpecError(f"--type {bad[0]!r} is not a task type; valid types are {list(valid)}")
     tasks = load_tasks(paths, types=type_ or None, tags=tag or None)  # type: ignore[arg-type]
     table = Table(title=f"{len(tasks)} tasks")
     table.add_column("id", no_wrap=True, min_width=max((len(t.id) for t in tasks), default=2))
@@ -42,7 +47,16 @@ def list_tasks(
 def show_task(path: Annotated[Path, typer.Argument(help="A task directory.")]) -> None:
     """Print a task's validated spec as YAML (defaults filled in)."""
     task = load_task(path)
-    typer.echo(yaml.safe_dump(task.spec.model_dump(mode="json"), sort_keys=False, allow_unicode=True))
+    typer.echo(yaml.dump(task.spec.model_dump(mode="json"), Dumper=_BlockDumper, sort_keys=False, allow_unicode=True))
+
+
+class _BlockDumper(yaml.SafeDumper):
+    """Multi-line strings (problem statements) as readable ``|`` blocks."""
+
+
+_BlockDumper.add_representer(
+    str, lambda dumper, value: dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|" if "\n" in value else None)
+)
 
 
 @tasks_app.command("schema")
