@@ -26,8 +26,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from repogym_gym.errors import SetupError, WorkspaceError
-from repogym_gym.gitstore import BASELINE_REF, GitStore
+from repogym_gym.errors import PatchError, SetupError, WorkspaceError
+from repogym_gym.gitstore import BASELINE_REF, GitStore, git_apply
+from repogym_gym.pyenv import command_env, ensure_env
 from repogym_gym.sandbox import LocalSandbox, Sandbox
 from repogym_gym.sources import materialize
 from repogym_gym.task import Task
@@ -150,7 +151,7 @@ class BaselineStore:
             store.verify_commit(meta["commit"])
         except (OSError, ValueError, KeyError, TypeError, WorkspaceError):
             return None
-        return Baseline(task.id, task.fingerprint, entry / "tree", store, meta["commit"], manifest)
+        return Baseline(task.id, task.fingerprint, entry / "tree", store, meta["commit"], manifest, self._python_env(task))
 
     def _build(self, task: Task, entry: Path) -> Baseline:
         staging = Path(tempfile.mkdtemp(prefix=f".{entry.name}.", dir=entry.parent))
@@ -160,7 +161,9 @@ class BaselineStore:
                 materialize(task, tree, cache_dir=self.cache_dir)
             except OSError as exc:
                 raise WorkspaceError(f"task {task.id!r}: cannot materialise its source into {tree}: {exc}") from None
-            self._run_setup(task, tree)
+            self._apply_patches(task, tree)
+            env_dir = self._python_env(task)
+            self._run_setup(task, tree, env_dir)
             manifest = scan_tree(tree)
             specials = sorted(p for p, e in manifest.items() if e.kind == "special")
             if specials:
@@ -178,15 +181,31 @@ class BaselineStore:
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
-        return Baseline(task.id, task.fingerprint, entry / "tree", GitStore(entry / "git"), commit, manifest)
+        return Baseline(task.id, task.fingerprint, entry / "tree", GitStore(entry / "git"), commit, manifest, env_dir)
 
-    def _run_setup(self, task: Task, tree: Path) -> None:
+    def _python_env(self, task: Task) -> Path | None:
+        env = task.spec.repo.env
+        return None if env is None else ensure_env(env.requirements, cache_dir=self.cache_dir)
+
+    @staticmethod
+    def _apply_patches(task: Task, tree: Path) -> None:
+        for rel in task.spec.repo.patches:
+            patch = task.root / rel
+            if not patch.is_file():
+                raise SetupError(f"task {task.id!r}: repo.patches names {rel!r}, which is not a file of the task")
+            try:
+                git_apply(patch.read_text(encoding="utf-8"), tree)
+            except PatchError as exc:
+                raise SetupError(f"task {task.id!r}: repo.patches {rel!r} does not apply to the source: {exc}") from None
+
+    def _run_setup(self, task: Task, tree: Path, env_dir: Path | None) -> None:
         limits = task.spec.limits
         for command in task.spec.repo.setup:
             result = self.sandbox.run(
                 ["bash", "-c", command],
                 cwd=tree,
                 timeout_s=limits.setup_timeout_s,
+                env=command_env(env_dir),
                 output_limit_bytes=limits.output_limit_bytes,
             )
             if result.timed_out:

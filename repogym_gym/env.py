@@ -299,7 +299,7 @@ class RepoEnv:
         check_command(action.command, self.allowlist)
         limits = self.task.spec.limits
         result = self.sandbox.run(["bash", "-c", action.command], cwd=self._ws().path, timeout_s=limits.command_timeout_s,
-                                  output_limit_bytes=limits.output_limit_bytes)
+                                  env=command_env(self._ws().baseline.python_env), output_limit_bytes=limits.output_limit_bytes)
         status = (f"[timed out after {limits.command_timeout_s:g} s]" if result.timed_out
                   else f"[exit code {result.exit_code}]")
         error = None if result.ok else status

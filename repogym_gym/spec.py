@@ -41,6 +41,7 @@ __all__ = [
     "LocalSource",
     "OBJECTIVE_COMPONENTS",
     "PerfSpec",
+    "PythonEnvSpec",
     "PypiSource",
     "RepoSpec",
     "Source",
@@ -277,6 +278,22 @@ def _untagged(error: ErrorDetails, kind: object) -> InitErrorDetails:
     return details
 
 
+class PythonEnvSpec(_Strict):
+    """A task's own Python environment (see :mod:`repogym_gym.pyenv`)."""
+
+    requirements: list[str] = Field(
+        description="pip requirement specifiers, pinned (e.g. 'pytest==8.3.3'); the test runner needs pytest."
+    )
+
+    @field_validator("requirements")
+    @classmethod
+    def _no_options(cls, v: list[str]) -> list[str]:
+        for req in v:
+            if not req.strip() or req.lstrip().startswith("-"):
+                raise ValueError(f"requirement {req!r} must be a package specifier, not empty or a pip option")
+        return v
+
+
 class RepoSpec(_Strict):
     """Where the code comes from and how to prepare it."""
 
@@ -289,6 +306,21 @@ class RepoSpec(_Strict):
         description="Shell commands run once, in the work tree, before the baseline snapshot; "
         "their build artefacts become part of the baseline.",
     )
+    patches: list[str] = Field(
+        default_factory=list,
+        description="Patch files (relative to the task directory) applied in order after the source is "
+        "materialised and before setup, e.g. the injected fault of a mined task.",
+    )
+    env: PythonEnvSpec | None = Field(
+        None,
+        description="A Python environment for setup, tests and commands, kept outside the work tree "
+        "(cached by its requirements); None uses the grader's own interpreter.",
+    )
+
+    @field_validator("patches")
+    @classmethod
+    def _relative_patches(cls, v: list[str]) -> list[str]:
+        return [relative_path(p) for p in v]
 
     @field_validator("source", mode="wrap")
     @classmethod

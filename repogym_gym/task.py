@@ -96,6 +96,9 @@ class Task:
         """
         digest = hashlib.sha256()
         digest.update(self.spec.model_dump_json().encode())
+        for rel in self.spec.repo.patches:
+            patch = self.root / rel
+            digest.update(b"\0patch\0" + rel.encode() + b"\0" + (patch.read_bytes() if patch.is_file() else b"<missing>"))
         source = self.source_dir
         if source is not None and source.is_dir():
             for rel, entry in sorted(scan_tree(source).items()):

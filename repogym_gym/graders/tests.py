@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from repogym_gym.graders.base import GradingContext, component
 from repogym_gym.graders.testrun import TestRun, run_tests
+from repogym_gym.pyenv import command_env
 from repogym_gym.results import GradeComponent, Role, TestOutcome
 
 __all__ = ["TestGrader", "score_tests"]
@@ -76,6 +77,7 @@ class TestGrader:
             sandbox=ctx.sandbox,
             timeout_s=spec.limits.test_timeout_s,
             output_limit_bytes=spec.limits.output_limit_bytes,
+            extra_env=command_env(ctx.baseline.python_env),
         )
         return self.score_run(ctx, run)
 
