@@ -45,10 +45,10 @@ from pydantic import ValidationError
 
 from repogym_gym.errors import SourceError
 from repogym_gym.gitstore import _OVERRIDES, _git_env
-from repogym_gym.spec import GitSource, LocalSource, PypiSource, TarballSource
+from repogym_gym.spec import GitSource, LocalSource, PypiSource, Source, TarballSource
 from repogym_gym.task import Task
 
-__all__ = ["fetch_sdist", "fetch_tarball", "materialize"]
+__all__ = ["fetch_sdist", "fetch_tarball", "materialize", "materialize_source"]
 
 #: Version-control metadata never copied or unpacked, at any depth.
 VCS_DIRS = frozenset({".git", ".hg", ".svn"})
@@ -89,24 +89,32 @@ def materialize(task: Task, dest: Path, *, cache_dir: Path) -> None:
             source is missing, unreachable, fails its sha256, or cannot be unpacked safely.
             Nothing is left at ``dest`` then.
     """
-    dest, cache_dir = Path(dest), Path(cache_dir)
-    if dest.exists() or dest.is_symlink():
-        raise SourceError(f"task {task.id!r}: destination {dest} already exists; materialise into a new path")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    source = task.spec.repo.source
     try:
-        if isinstance(source, LocalSource):
-            _copy_local(task.root / source.path, dest)
-        elif isinstance(source, GitSource):
-            _export_git(_git_location(task.root, source.url), source.commit, dest, cache_dir=cache_dir)
-        elif isinstance(source, PypiSource):
-            sdist = fetch_sdist(source.package, source.version, source.sha256, cache_dir=cache_dir)
-            _unpack(sdist, dest, subdir=source.subdir, what=f"the sdist of {source.package}=={source.version}")
-        else:
-            archive = _tarball(task.root, source, cache_dir=cache_dir)
-            _unpack(archive, dest, subdir=source.subdir, what=f"archive {source.url}")
+        materialize_source(task.spec.repo.source, task.root, dest, cache_dir=cache_dir)
     except SourceError as exc:
         raise SourceError(f"task {task.id!r}: {exc}") from None
+
+
+def materialize_source(source: Source, task_root: Path, dest: Path, *, cache_dir: Path) -> None:
+    """Create ``dest`` holding ``source``'s tree; relative paths are relative to ``task_root``.
+
+    Raises:
+        SourceError: as :func:`materialize`, without the task prefix.
+    """
+    dest, cache_dir = Path(dest), Path(cache_dir)
+    if dest.exists() or dest.is_symlink():
+        raise SourceError(f"destination {dest} already exists; materialise into a new path")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(source, LocalSource):
+        _copy_local(task_root / source.path, dest)
+    elif isinstance(source, GitSource):
+        _export_git(_git_location(task_root, source.url), source.commit, dest, cache_dir=cache_dir)
+    elif isinstance(source, PypiSource):
+        sdist = fetch_sdist(source.package, source.version, source.sha256, cache_dir=cache_dir)
+        _unpack(sdist, dest, subdir=source.subdir, what=f"the sdist of {source.package}=={source.version}")
+    else:
+        archive = _tarball(task_root, source, cache_dir=cache_dir)
+        _unpack(archive, dest, subdir=source.subdir, what=f"archive {source.url}")
 
 
 # --- sdists from the package index --------------------------------------------------------------

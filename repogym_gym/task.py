@@ -30,7 +30,7 @@ from repogym_gym.errors import TaskNotFoundError, TaskSpecError
 from repogym_gym.spec import LocalSource, TaskSpec, TaskType
 from repogym_gym.tree import scan_tree
 
-__all__ = ["Task", "discover_tasks", "format_validation_error", "load_task", "load_tasks"]
+__all__ = ["Task", "discover_tasks", "dump_yaml", "format_validation_error", "load_task", "load_tasks"]
 
 TASK_FILE = "task.yaml"
 SOLUTION_FILE = "solution.patch"
@@ -104,6 +104,20 @@ class Task:
             for rel, entry in sorted(scan_tree(source).items()):
                 digest.update(f"\0{rel}\0{entry.kind}\0{entry.mode:o}\0{entry.digest}".encode())
         return digest.hexdigest()
+
+
+class _BlockDumper(yaml.SafeDumper):
+    """Multi-line strings (problem statements) as readable ``|`` blocks."""
+
+
+_BlockDumper.add_representer(
+    str, lambda dumper, value: dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|" if "\n" in value else None)
+)
+
+
+def dump_yaml(data: object) -> str:
+    """YAML for task files: keys in the given order, unicode kept, multi-line strings as blocks."""
+    return yaml.dump(data, Dumper=_BlockDumper, sort_keys=False, allow_unicode=True, width=100)
 
 
 def format_validation_error(exc: ValidationError, source: str) -> str:

@@ -7,14 +7,13 @@ from pathlib import Path
 from typing import Annotated, get_args
 
 import typer
-import yaml
 from rich.table import Table
 
 from repogym_gym.cli.output import stdout_console
 
 from repogym_gym.errors import TaskSpecError
 from repogym_gym.spec import TaskType, spec_json_schema
-from repogym_gym.task import load_task, load_tasks
+from repogym_gym.task import dump_yaml, load_task, load_tasks
 
 tasks_app = typer.Typer(help="List, show and describe tasks.", no_args_is_help=True)
 
@@ -47,16 +46,7 @@ def list_tasks(
 def show_task(path: Annotated[Path, typer.Argument(help="A task directory.")]) -> None:
     """Print a task's validated spec as YAML (defaults filled in)."""
     task = load_task(path)
-    typer.echo(yaml.dump(task.spec.model_dump(mode="json"), Dumper=_BlockDumper, sort_keys=False, allow_unicode=True))
-
-
-class _BlockDumper(yaml.SafeDumper):
-    """Multi-line strings (problem statements) as readable ``|`` blocks."""
-
-
-_BlockDumper.add_representer(
-    str, lambda dumper, value: dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|" if "\n" in value else None)
-)
+    typer.echo(dump_yaml(task.spec.model_dump(mode="json")))
 
 
 @tasks_app.command("schema")

@@ -1,6 +1,7 @@
 """Registering repogym ids with Gymnasium, cheaply.
 
-At ``import repogym_gym``: ``RepoGym/<task>-v0`` for every task of the bundled suites (only
+At ``import repogym_gym``: ``RepoGym/<task>-v0`` for every task of the bundled suites, and of
+every recipe-built suite (``task_suites/<name>/recipe.yaml``) already built in the cache (only
 each task.yaml's id and step budget are read: nothing is validated or materialised until
 ``gym.make``), plus ``RepoGym/Task-v0`` (task given as a keyword) and ``RepoGym/Suite-v0``
 (samples a task per reset; ``suite="starter"`` by default). ``register_suite(path)`` registers a
@@ -87,7 +88,14 @@ def register_bundled() -> list[str]:
     ids = []
     if BUNDLED_SUITES.is_dir():
         for suite in sorted(p for p in BUNDLED_SUITES.iterdir() if p.is_dir()):
-            ids += register_suite(suite)
+            recipe = suite / "recipe.yaml"
+            if recipe.is_file():
+                from repogym_gym.suites import built_suite  # only suites with a recipe need the miner's modules
+
+                built = built_suite(recipe)
+                ids += register_suite(built) if built is not None else []
+            else:
+                ids += register_suite(suite)
     return ids
 
 

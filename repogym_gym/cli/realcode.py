@@ -1,0 +1,53 @@
+"""``repogym realcode``: the main job on real code (build or load, validate, play through gym.make)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from repogym_gym.cli.output import stdout_console
+from repogym_gym.gym.mainjob import run_main_job
+
+DEFAULT_RECIPE = Path(__file__).resolve().parents[2] / "task_suites" / "realcode" / "recipe.yaml"
+
+
+def realcode_command(
+    recipe: Annotated[Path, typer.Option(help="Suite recipe to build.")] = DEFAULT_RECIPE,
+    repeats: Annotated[int, typer.Option(min=1, help="Golden grades per task validation.")] = 3,
+) -> None:
+    """Build (or load from the cache) the real-code suite, validate every task, and run the golden
+    and noop agents through gym.make. Exit code 0 only if every golden earns 1 and every noop 0."""
+    err = Console(stderr=True)
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                  TimeElapsedColumn(), console=err, transient=True) as bar:
+        job = bar.add_task("building the suite", total=None)
+
+        def on_task(index: int, total: int, task_id: str) -> None:
+            bar.update(job, total=total, completed=index, description=f"{task_id}: validate, golden, noop")
+
+        suite, rows = run_main_job(recipe, repeats=repeats, on_task=on_task,
+                                   on_build=lambda line: bar.update(job, description=f"mining {line}"[:100]))
+        bar.update(job, completed=len(rows))
+    table = Table(title=f"repogym realcode ({suite.name})")
+    table.add_column("task", no_wrap=True)
+    for name in ("package", "golden", "noop", "sound"):
+        table.add_column(name, no_wrap=True)
+    table.add_column("seconds", justify="right")
+    for row in rows:
+        good = "[green]ok[/]" if row.sound else "[red]FAIL[/]"
+        table.add_row(row.task_id, row.package, f"{row.golden:.3f}", f"{row.noop:.3f}", good, f"{row.seconds:.1f}")
+    out = stdout_console()
+    out.print(table)
+    bad = [r for r in rows if not r.ok]
+    for row in bad:
+        out.print(f"[red]{row.task_id}[/] golden {row.golden:.3f} noop {row.noop:.3f} " + "; ".join(row.problems),
+                  highlight=False, soft_wrap=True)
+    packages = sorted({r.package for r in rows})
+    out.print(f"{len(rows) - len(bad)}/{len(rows)} tasks from {len(packages)} packages ({', '.join(packages)}): "
+              "golden 1.000 and noop 0.000" if not bad else f"{len(bad)} of {len(rows)} tasks failed")
+    raise typer.Exit(1 if bad or not rows else 0)

@@ -1,0 +1,1 @@
+"""Mining tasks from code."""

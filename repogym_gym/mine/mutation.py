@@ -1,0 +1,241 @@
+"""MutationMiner: bugfix tasks made by injecting one fault into a package that has tests.
+
+For one source tree (e.g. a pinned sdist) and its test suite:
+
+1. the original runs ``repeats`` times; tests whose outcome changes are flaky and excluded
+   everywhere (the original is the golden solution, so its run must be stable);
+2. coverage.py finds the lines the suite executes: only functions containing executed lines
+   are mutated;
+3. mutation sites (:mod:`repogym_gym.mine.operators`) are shuffled with ``seed`` and tried in
+   that order; a candidate is dropped when it compiles to the original bytecode (equivalent),
+   breaks no test (survived), breaks too many (``max_failure_ratio``), or leaves no stable
+   fail_to_pass after ``repeats`` runs; at most one task per function;
+4. a task is written as ``task.yaml`` + ``bug.patch`` (the fault, applied to the pinned source
+   when the baseline is built) + ``solution.patch`` (its minimal reverse edit). fail_to_pass:
+   tests passing on the original and failing on every mutant run; pass_to_pass: tests passing
+   in every run of both, from the test files of the fail_to_pass tests (at most ``p2p_limit``).
+
+The problem statement lists the failing tests and their first assertion line, never the
+operator or the patch. Same tree, seed and options give byte-identical tasks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from repogym_gym.metrics import function_metrics
+from repogym_gym.mine.operators import Mutation, apply_mutation, find_mutations, is_equivalent, unified_diff
+from repogym_gym.mine.suiterun import SuiteRun, exercised_lines, run_suite
+from repogym_gym.spec import TestSpec
+from repogym_gym.task import dump_yaml
+
+__all__ = ["MinedTask", "MutationOptions", "MutationReport", "mine_mutations", "operator_yield"]
+
+
+class MutationOptions(BaseModel):
+    """What to mutate and how many tasks to keep."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    package: str = Field(description="Name used in task ids and problem statements.")
+    files: list[str] = Field(description="Source files (relative to the tree) that may be mutated.")
+    operators: list[str] | None = Field(None, description="Operator ids to use (None: all).")
+    seed: int = 0
+    max_tasks: int = Field(6, ge=1)
+    max_candidates: int = Field(80, ge=1, description="Mutants tried at most (each costs test runs).")
+    max_failure_ratio: float = Field(0.3, gt=0, le=1, description="Largest share of passing tests a fault may break.")
+    repeats: int = Field(3, ge=1, description="Runs of the original and of each kept mutant (flake detection).")
+    p2p_limit: int = Field(200, ge=1)
+    test_timeout_s: float = Field(600.0, gt=0)
+
+
+@dataclass(frozen=True)
+class MinedTask:
+    """One mined task: its id, directory and where its fault is."""
+
+    id: str
+    root: Path
+    operator: str
+    function: str
+    fail_to_pass: tuple[str, ...]
+    pass_to_pass: tuple[str, ...]
+
+
+class MutationReport(BaseModel):
+    """What a mining run did (yield per operator, exclusions, time)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    package: str
+    tests: int = 0
+    flaky_original: list[str] = Field(default_factory=list)
+    candidates: int = 0
+    tasks: list[str] = Field(default_factory=list)
+    per_operator: dict[str, dict[str, int]] = Field(default_factory=dict)
+    duration_s: float = 0.0
+
+    def count(self, operator: str, outcome: str) -> None:
+        row = self.per_operator.setdefault(operator, {})
+        row[outcome] = row.get(outcome, 0) + 1
+
+
+def _stable(runs: list[SuiteRun]) -> tuple[dict[str, str], set[str]]:
+    """Outcomes identical in every run, and the ids whose outcome changed (or went missing)."""
+    ids = set().union(*(r.statuses for r in runs))
+    stable, flaky = {}, set()
+    for test_id in ids:
+        outcomes = {r.statuses.get(test_id, "missing") for r in runs}
+        if len(outcomes) == 1:
+            stable[test_id] = outcomes.pop()
+        else:
+            flaky.add(test_id)
+    return stable, flaky
+
+
+def _exercised_functions(tree: Path, files: list[str], lines: dict[str, set[int]]) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for rel in files:
+        hit = lines.get(rel, set())
+        metrics = function_metrics((tree / rel).read_text(encoding="utf-8"), rel)
+        out[rel] = {m.qualname for m in metrics if any(m.lineno < line <= m.end_lineno for line in hit)}
+    return out
+
+
+def _task_id(package: str, mutation: Mutation) -> str:
+    key = f"{mutation.path}:{mutation.lineno}:{mutation.col}:{mutation.operator}:{mutation.replacement}"
+    return f"{package}-mut-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
+
+
+def _statement(package: str, f2p: list[str], messages: dict[str, str]) -> str:
+    lines = [f"Some behaviour of `{package}` is broken: these tests of its own test suite fail.", ""]
+    for test_id in f2p[:10]:
+        message = messages.get(test_id)
+        lines.append(f"- `{test_id}`" + (f": {message}" if message else ""))
+    if len(f2p) > 10:
+        lines.append(f"- ... and {len(f2p) - 10} more")
+    lines += ["", "Find the fault in the library and fix it so these tests pass again; do not change the tests."]
+    return "\n".join(lines)
+
+
+def mine_mutations(
+    base_tree: Path,
+    tests: TestSpec,
+    template: dict[str, Any],
+    options: MutationOptions,
+    out_dir: Path,
+    *,
+    env_dir: Path | None,
+    coverage_env_dir: Path | None,
+    progress: Callable[[str], None] | None = None,
+) -> tuple[list[MinedTask], MutationReport]:
+    """Mine up to ``options.max_tasks`` bugfix tasks from ``base_tree`` into ``out_dir``.
+
+    Args:
+        base_tree: The package's source tree (not modified).
+        tests: The test section every task gets (command, pythonpath); ids are filled in.
+        template: task.yaml fields shared by every task (``repo``, ``limits``, ``tags``...).
+        options: Mining options.
+        out_dir: Where task directories are written (one per task id).
+        env_dir: The tasks' Python environment (test runs).
+        coverage_env_dir: An environment with coverage.py installed (the coverage run).
+        progress: Called with a short status line.
+
+    Returns:
+        The tasks written and the report (yield per operator).
+    """
+    say = progress or (lambda _m: None)
+    start = time.monotonic()
+    report = MutationReport(package=options.package)
+    with tempfile.TemporaryDirectory(prefix=f"repogym-mine-{options.package}-") as scratch:
+        work = Path(scratch) / "tree"
+        shutil.copytree(base_tree, work, symlinks=True)
+        say("running the original suite")
+        originals = [run_suite(work, tests, env_dir=env_dir, timeout_s=options.test_timeout_s) for _ in range(options.repeats)]
+        if any(r.invalid for r in originals):
+            raise RuntimeError(f"{options.package}: the original test suite did not run: {originals[0].invalid}")
+        golden, flaky = _stable(originals)
+        report.tests, report.flaky_original = len(golden), sorted(flaky)
+        passing = {i for i, s in golden.items() if s == "passed"}
+        say("measuring coverage")
+        lines = exercised_lines(work, tests, env_dir=coverage_env_dir, files=options.files)
+        functions = _exercised_functions(work, options.files, dict(lines))
+        candidates = [m for rel in sorted(options.files) for m in find_mutations(
+            (work / rel).read_text(encoding="utf-8"), rel, functions=sorted(functions[rel]), operators=options.operators)]
+        random.Random(options.seed).shuffle(candidates)
+        mined: list[MinedTask] = []
+        used_functions: set[tuple[str, str]] = set()
+        for mutation in candidates:
+            if len(mined) >= options.max_tasks or report.candidates >= options.max_candidates:
+                break
+            if (mutation.path, mutation.function) in used_functions:
+                continue
+            report.candidates += 1
+            outcome, task = _try(work, mutation, tests, template, options, passing, out_dir, env_dir, say)
+            report.count(mutation.operator, outcome)
+            if task is not None:
+                mined.append(task)
+                report.tasks.append(task.id)
+                used_functions.add((mutation.path, mutation.function))
+    report.duration_s = time.monotonic() - start
+    return mined, report
+
+
+def _try(work: Path, mutation: Mutation, tests: TestSpec, template: dict[str, Any], options: MutationOptions,
+         passing: set[str], out_dir: Path, env_dir: Path | None,
+         say: Callable[[str], None]) -> tuple[str, MinedTask | None]:
+    target = work / mutation.path
+    original = target.read_text(encoding="utf-8")
+    mutated = apply_mutation(original, mutation)
+    if is_equivalent(original, mutated):
+        return "equivalent", None
+    say(f"trying {mutation.operator} in {mutation.function}")
+    target.write_text(mutated, encoding="utf-8")
+    try:
+        runs = [run_suite(work, tests, env_dir=env_dir, timeout_s=options.test_timeout_s)]
+        broken = passing - runs[0].passing()
+        if runs[0].invalid or not broken:
+            return ("invalid" if runs[0].invalid else "survived"), None
+        if len(broken) > options.max_failure_ratio * len(passing):
+            return "too_broad", None
+        runs += [run_suite(work, tests, env_dir=env_dir, timeout_s=options.test_timeout_s) for _ in range(options.repeats - 1)]
+    finally:
+        target.write_text(original, encoding="utf-8")
+    stable, _flaky = _stable(runs)
+    f2p = sorted(i for i in passing if stable.get(i) in ("failed", "error"))
+    if not f2p:
+        return "flaky", None
+    files = {i.split("::", 1)[0] for i in f2p}
+    p2p = sorted(i for i in passing if stable.get(i) == "passed" and i.split("::", 1)[0] in files)[: options.p2p_limit]
+    if not p2p:
+        return "no_pass_to_pass", None
+    task_id = _task_id(options.package, mutation)
+    root = out_dir / task_id
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "bug.patch").write_text(unified_diff(original, mutated, mutation.path))
+    (root / "solution.patch").write_text(unified_diff(mutated, original, mutation.path))
+    spec = {
+        "id": task_id,
+        "type": "bugfix",
+        "problem_statement": _statement(options.package, f2p, runs[0].messages),
+        **{k: v for k, v in template.items() if k not in ("tests", "repo")},
+        "repo": {**template.get("repo", {}), "patches": ["bug.patch"]},
+        "tests": {**tests.model_dump(mode="json", exclude_defaults=True), "fail_to_pass": f2p, "pass_to_pass": p2p},
+    }
+    (root / "task.yaml").write_text(dump_yaml(spec))
+    return "task", MinedTask(task_id, root, mutation.operator, mutation.function, tuple(f2p), tuple(p2p))
+
+
+def operator_yield(report: MutationReport) -> dict[str, float]:
+    """Share of tried candidates that became tasks, per operator."""
+    return {op: row.get("task", 0) / max(1, sum(row.values())) for op, row in sorted(report.per_operator.items())}
+

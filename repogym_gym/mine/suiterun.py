@@ -1,0 +1,140 @@
+"""Running a package's whole test suite for the miners, exactly as grading will run it.
+
+Miners decide fail_to_pass / pass_to_pass from these runs, so they use the grader's own pytest
+invocation (:func:`~repogym_gym.graders.testrun.run_tests`: grader-owned ini carrying the
+package's settings, isolated interpreter, no plugin autoload) with no id selection, so every
+test of the suite is collected. Outcomes therefore match what grading will later see.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from junitparser import JUnitXml
+
+from repogym_gym.graders.testrun import run_tests, write_ini
+from repogym_gym.pyenv import command_env
+from repogym_gym.sandbox import LocalSandbox, Sandbox
+from repogym_gym.spec import TestSpec
+
+__all__ = ["SuiteRun", "exercised_lines", "run_suite"]
+
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
+
+
+@dataclass(frozen=True)
+class SuiteRun:
+    """Outcomes of one whole-suite run.
+
+    Attributes:
+        statuses: Canonical test id -> passed / failed / error / skipped.
+        messages: Failure or error message per failing id (memory addresses masked, so runs
+            compare equal and problem statements stay deterministic).
+        invalid: Why the run cannot be used (timeout, no report), or None.
+        duration_s: Wall-clock seconds.
+    """
+
+    statuses: dict[str, str]
+    messages: dict[str, str] = field(default_factory=dict)
+    invalid: str | None = None
+    duration_s: float = 0.0
+
+    def passing(self) -> set[str]:
+        return {i for i, s in self.statuses.items() if s == "passed"}
+
+
+def _messages(junit: Path, ids: Sequence[str]) -> dict[str, str]:
+    wanted = {i.rsplit("::", 1)[-1]: i for i in ids}
+    out: dict[str, str] = {}
+    try:
+        xml = JUnitXml.fromfile(str(junit))
+    except Exception:  # noqa: BLE001 - messages are a nicety; statuses come from the parsed report
+        return out
+    for suite in xml:
+        for case in suite:
+            test_id = wanted.get(case.name)
+            if test_id is None or test_id in out:
+                continue
+            for result in case.result:
+                text = (result.message or result.text or "").strip().splitlines()
+                if text:
+                    out[test_id] = _ADDRESS.sub("0x…", text[0])[:300]
+                    break
+    return out
+
+
+def run_suite(
+    tree: Path,
+    tests: TestSpec,
+    *,
+    env_dir: Path | None,
+    timeout_s: float = 600.0,
+    sandbox: Sandbox | None = None,
+) -> SuiteRun:
+    """Run every test of ``tests.command`` in ``tree`` (ids in ``tests`` are ignored).
+
+    Args:
+        tree: The source tree (the package's own config files are read as the baseline's).
+        tests: The task's test section (command, pythonpath).
+        env_dir: The task's Python environment (or None for the current interpreter).
+        timeout_s: Seconds for the whole run.
+        sandbox: Where to run (default LocalSandbox).
+    """
+    spec = tests.model_copy(update={"fail_to_pass": [], "pass_to_pass": []})
+    with tempfile.TemporaryDirectory(prefix="repogym-mine-") as scratch:
+        run = run_tests(spec, repo=tree, scratch=Path(scratch), baseline_tree=tree, sandbox=sandbox or LocalSandbox(),
+                        timeout_s=timeout_s, output_limit_bytes=200_000, sentinel=False, extra_env=command_env(env_dir))
+        if run.report is None:
+            return SuiteRun({}, {}, run.invalid or "no report", run.result.duration_s)
+        statuses = {i: run.report.statuses[i] for i in run.report.ids}
+        failing = [i for i, s in statuses.items() if s in ("failed", "error")]
+        messages = _messages(run.junit_path, failing) if run.junit_path else {}
+    return SuiteRun(statuses, messages, None, run.result.duration_s)
+
+
+def exercised_lines(
+    tree: Path,
+    tests: TestSpec,
+    *,
+    env_dir: Path | None,
+    files: Sequence[str],
+    timeout_s: float = 900.0,
+    sandbox: Sandbox | None = None,
+) -> Mapping[str, set[int]]:
+    """Lines of ``files`` (relative to ``tree``) that the test suite executes, via coverage.py.
+
+    The environment must have ``coverage`` installed. Files never executed map to an empty set.
+    """
+    sandbox = sandbox or LocalSandbox()
+    with tempfile.TemporaryDirectory(prefix="repogym-cov-") as scratch_dir:
+        scratch = Path(scratch_dir)
+        ini = scratch / "pytest.ini"
+        write_ini(ini, tree, tree, tests)
+        data, report = scratch / "coverage.data", scratch / "coverage.json"
+        args = [a for a in tests.command.split() if "{junit}" not in a]
+        for launcher in (["python", "-m", "pytest"], ["python3", "-m", "pytest"], ["pytest"]):
+            if args[: len(launcher)] == launcher:
+                args = args[len(launcher):]
+                break
+        include = ",".join(str(tree / f) for f in files)
+        env = {**command_env(env_dir), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+        sandbox.run(["python", "-m", "coverage", "run", f"--data-file={data}", f"--include={include}", "-m", "pytest",
+                     "-c", str(ini), "--rootdir", str(tree), "-p", "no:cacheprovider", *args],
+                    cwd=tree, timeout_s=timeout_s, env=env)
+        sandbox.run(["python", "-m", "coverage", "json", f"--data-file={data}", "-o", str(report)],
+                    cwd=tree, timeout_s=120, env=env)
+        try:
+            payload = json.loads(report.read_text())
+        except (OSError, ValueError):
+            return {f: set() for f in files}
+    lines: dict[str, set[int]] = {f: set() for f in files}
+    for path, info in payload.get("files", {}).items():
+        rel = Path(path).resolve().relative_to(tree.resolve()).as_posix() if Path(path).is_absolute() else path
+        if rel in lines:
+            lines[rel] = set(info.get("executed_lines", []))
+    return lines

@@ -1,0 +1,170 @@
+"""Task suites built from a recipe: real packages, pinned, mined deterministically, cached.
+
+No third-party source lives in this repository: a recipe (``task_suites/<name>/recipe.yaml``)
+names pinned sdists by version and sha256, what to mutate and how many tasks to keep. The first
+:func:`build_suite` downloads each sdist (cached), creates each package's test environment
+(cached), mines the tasks with :func:`~repogym_gym.mine.mutation.mine_mutations` and writes
+them under ``<cache>/suites/<name>-<key>/``; later calls return that directory at once. The key
+hashes the recipe and the miner's version, so a changed recipe builds a new suite.
+
+Example recipe entry::
+
+    packages:
+      - package: toolz
+        version: 1.0.0
+        sha256: 2c86e3d9a04798ac556793bced838816296a2f085017664e4995cb40a1047a02
+        requirements: [pytest==8.3.3]
+        tests: [toolz/tests]
+        files: [toolz/itertoolz.py, toolz/dicttoolz.py]
+        tasks: 6
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from repogym_gym.baseline import default_cache_dir
+from repogym_gym.errors import TaskSpecError
+from repogym_gym.mine.mutation import MutationOptions, MutationReport, mine_mutations
+from repogym_gym.pyenv import ensure_env
+from repogym_gym.sources import materialize_source
+from repogym_gym.spec import PypiSource, TestSpec
+from repogym_gym.task import format_validation_error
+
+__all__ = ["MINER_VERSION", "PackageRecipe", "SuiteRecipe", "build_suite", "built_suite", "load_recipe", "suite_key"]
+
+#: Bumped when mining would produce different tasks from the same recipe.
+MINER_VERSION = "1"
+_COVERAGE = "coverage==7.6.10"
+
+
+class PackageRecipe(BaseModel):
+    """One pinned package and how to mine it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    package: str
+    version: str
+    sha256: str
+    requirements: list[str] = Field(description="The test environment (pin pytest).")
+    tests: list[str] = Field(description="Test paths inside the sdist, passed to pytest.")
+    pythonpath: list[str] = Field(default_factory=lambda: ["."], description="Import roots inside the sdist.")
+    files: list[str] = Field(description="Source files to mutate (relative to the sdist root).")
+    tasks: int = Field(6, ge=1, description="Tasks to keep.")
+    max_candidates: int = Field(60, ge=1)
+    max_failure_ratio: float = Field(0.3, gt=0, le=1)
+    seed: int = 0
+    max_steps: int = 30
+    test_timeout_s: float = 300.0
+
+    def source(self) -> PypiSource:
+        return PypiSource(type="pypi", package=self.package, version=self.version, sha256=self.sha256)
+
+    def test_spec(self) -> TestSpec:
+        return TestSpec(command="python -m pytest -q --junitxml={junit} " + " ".join(self.tests),
+                        fail_to_pass=[], pass_to_pass=[], hidden=None, pythonpath=self.pythonpath)
+
+
+class SuiteRecipe(BaseModel):
+    """A suite to mine from real packages."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    description: str = ""
+    packages: list[PackageRecipe]
+
+
+def load_recipe(path: Path) -> SuiteRecipe:
+    """Parse a recipe file.
+
+    Raises:
+        TaskSpecError: naming the file, field and value.
+    """
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        return SuiteRecipe.model_validate(data)
+    except yaml.YAMLError as exc:
+        raise TaskSpecError(f"{path}: invalid YAML: {exc}") from None
+    except ValidationError as exc:
+        raise TaskSpecError(format_validation_error(exc, str(path))) from None
+
+
+def suite_key(recipe_path: Path) -> str:
+    """12 hex characters over the recipe file and the miner version."""
+    return hashlib.sha256(MINER_VERSION.encode() + b"\0" + recipe_path.read_bytes()).hexdigest()[:12]
+
+
+def built_suite(recipe_path: Path, *, cache_dir: Path | None = None) -> Path | None:
+    """The built suite's directory, or None when it has not been built yet (nothing is built)."""
+    cache_dir = cache_dir or default_cache_dir()
+    recipe = load_recipe(recipe_path)
+    suite = cache_dir / "suites" / f"{recipe.name}-{suite_key(recipe_path)}"
+    return suite if (suite / "suite.json").is_file() else None
+
+
+def build_suite(recipe_path: Path, *, cache_dir: Path | None = None,
+                progress: Callable[[str], None] | None = None) -> Path:
+    """Build the suite of ``recipe_path`` (or return the cached build).
+
+    Returns:
+        The suite directory: one task directory per task, and ``suite.json`` with the mining
+        reports (yield per operator, flaky tests excluded, seconds).
+
+    Raises:
+        TaskSpecError: for a malformed recipe; SourceError / SetupError when a package cannot be
+            fetched or its environment installed; RuntimeError when a package's tests do not run.
+    """
+    cache_dir = cache_dir or default_cache_dir()
+    say = progress or (lambda _m: None)
+    recipe = load_recipe(recipe_path)
+    root = cache_dir / "suites"
+    root.mkdir(parents=True, exist_ok=True)
+    suite = root / f"{recipe.name}-{suite_key(recipe_path)}"
+    with open(root / f"{suite.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (suite / "suite.json").is_file():
+            return suite
+        staging = Path(tempfile.mkdtemp(prefix=f".{suite.name}.", dir=root))
+        try:
+            reports = [_mine_package(pkg, staging, cache_dir, say) for pkg in recipe.packages]
+            summary = {"name": recipe.name, "key": suite_key(recipe_path),
+                       "reports": [r.model_dump(mode="json") for r in reports]}
+            (staging / "suite.json").write_text(json.dumps(summary, indent=1, sort_keys=True))
+            shutil.rmtree(suite, ignore_errors=True)
+            os.replace(staging, suite)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+    return suite
+
+
+def _mine_package(pkg: PackageRecipe, out_dir: Path, cache_dir: Path, say: Callable[[str], None]) -> MutationReport:
+    say(f"{pkg.package}: fetching {pkg.package}=={pkg.version} and its test environment")
+    env_dir = ensure_env(pkg.requirements, cache_dir=cache_dir)
+    coverage_env = ensure_env([*pkg.requirements, _COVERAGE], cache_dir=cache_dir)
+    template = {
+        "repo": {"source": pkg.source().model_dump(mode="json", exclude_none=True),
+                 "env": {"requirements": pkg.requirements}},
+        "limits": {"max_steps": pkg.max_steps, "test_timeout_s": pkg.test_timeout_s},
+        "tags": ["realcode", "mutation", pkg.package],
+    }
+    options = MutationOptions(package=pkg.package, files=pkg.files, seed=pkg.seed, max_tasks=pkg.tasks,
+                              max_candidates=pkg.max_candidates, max_failure_ratio=pkg.max_failure_ratio,
+                              test_timeout_s=pkg.test_timeout_s)
+    with tempfile.TemporaryDirectory(prefix=f"repogym-src-{pkg.package}-") as tmp:
+        tree = Path(tmp) / "tree"
+        materialize_source(pkg.source(), Path(tmp), tree, cache_dir=cache_dir)
+        _, report = mine_mutations(tree, pkg.test_spec(), template, options, out_dir, env_dir=env_dir,
+                                   coverage_env_dir=coverage_env, progress=lambda m: say(f"{pkg.package}: {m}"))
+    return report
