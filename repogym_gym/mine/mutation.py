@@ -163,6 +163,9 @@ def mine_mutations(
         originals = [run_suite(work, tests, env_dir=env_dir, timeout_s=options.test_timeout_s) for _ in range(options.repeats)]
         if any(r.invalid for r in originals):
             raise RuntimeError(f"{options.package}: the original test suite did not run: {originals[0].invalid}")
+        # A mutant that loops forever must not cost the full test timeout: 5x the original's time.
+        options = options.model_copy(update={"test_timeout_s": min(
+            options.test_timeout_s, max(30.0, 5 * max(r.duration_s for r in originals)))})
         golden, flaky = _stable(originals)
         report.tests, report.flaky_original = len(golden), sorted(flaky)
         passing = {i for i, s in golden.items() if s == "passed"}
@@ -204,7 +207,8 @@ def _try(work: Path, mutation: Mutation, tests: TestSpec, template: dict[str, An
         runs = [run_suite(work, tests, env_dir=env_dir, timeout_s=options.test_timeout_s)]
         broken = passing - runs[0].passing()
         if runs[0].invalid or not broken:
-            return ("invalid" if runs[0].invalid else "survived"), None
+            return ("timeout" if runs[0].invalid and "timed out" in runs[0].invalid
+                else "invalid" if runs[0].invalid else "survived"), None
         if len(broken) > options.max_failure_ratio * len(passing):
             return "too_broad", None
         runs += [run_suite(work, tests, env_dir=env_dir, timeout_s=options.test_timeout_s) for _ in range(options.repeats - 1)]

@@ -1,0 +1,157 @@
+"""MutationMiner end to end on a small local package: tasks, determinism, flakes, validation."""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from repogym_gym.mine.mutation import MutationOptions, mine_mutations, operator_yield
+from repogym_gym.spec import TestSpec
+from repogym_gym.task import load_task
+from repogym_gym.validate import validate_task
+
+SOURCE = textwrap.dedent(
+    '''\
+    """A small library with real logic."""
+
+
+    def clamp(value, low, high):
+        if value < low:
+            return low
+        if value > high:
+            return high
+        return value
+
+
+    def chunks(items, size):
+        out = []
+        for start in range(0, len(items), size):
+            out.append(items[start:start + size])
+        return out
+
+
+    def is_palindrome(text):
+        cleaned = [c.lower() for c in text if c.isalnum()]
+        return cleaned == cleaned[::-1]
+    '''
+)
+TESTS = textwrap.dedent(
+    """\
+    from minilib import chunks, clamp, is_palindrome
+
+
+    def test_clamp_low():
+        assert clamp(-5, 0, 10) == 0
+
+
+    def test_clamp_high():
+        assert clamp(50, 0, 10) == 10
+
+
+    def test_clamp_inside():
+        assert clamp(5, 0, 10) == 5
+
+
+    def test_chunks():
+        assert chunks([1, 2, 3, 4, 5], 2) == [[1, 2], [3, 4], [5]]
+
+
+    def test_chunks_empty():
+        assert chunks([], 3) == []
+
+
+    def test_palindrome():
+        assert is_palindrome("A man, a plan, a canal: Panama")
+
+
+    def test_not_palindrome():
+        assert not is_palindrome("repogym")
+    """
+)
+FLAKY = textwrap.dedent(
+    """\
+    from pathlib import Path
+
+    COUNTER = Path({counter!r})
+
+
+    def test_flaky_every_other_run():
+        n = int(COUNTER.read_text()) if COUNTER.exists() else 0
+        COUNTER.write_text(str(n + 1))
+        assert n % 2 == 0
+    """
+)
+TESTS_SPEC = TestSpec(command="python -m pytest -q --junitxml={junit} tests", hidden=None)
+TEMPLATE = {"repo": {"source": {"type": "local", "path": "repo"}}, "limits": {"max_steps": 20}, "tags": ["mined"]}
+
+
+def make_tree(root: Path, *, flaky_counter: Path | None = None) -> Path:
+    tree = root / "tree"
+    (tree / "minilib").mkdir(parents=True)
+    (tree / "tests").mkdir()
+    (tree / "minilib" / "__init__.py").write_text(SOURCE)
+    (tree / "tests" / "test_minilib.py").write_text(TESTS)
+    if flaky_counter is not None:
+        (tree / "tests" / "test_flaky.py").write_text(FLAKY.format(counter=str(flaky_counter)))
+    return tree
+
+
+def mine(tree: Path, out: Path, **options: object) -> tuple[list, object]:
+    opts = MutationOptions(**{"package": "minilib", "files": ["minilib/__init__.py"], "max_tasks": 3, "seed": 7, **options})
+    return mine_mutations(tree, TESTS_SPEC, TEMPLATE, opts, out, env_dir=None, coverage_env_dir=None)
+
+
+def tree_digest(root: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def test_mined_tasks_break_tests_keep_others_and_validate(tmp_path: Path) -> None:
+    tree = make_tree(tmp_path)
+    tasks, report = mine(tree, tmp_path / "out")
+    assert len(tasks) == 3 and report.tasks == [t.id for t in tasks]
+    import shutil
+
+    for task in tasks:  # a mined task over a local source needs the tree beside it
+        shutil.copytree(tree, task.root / "repo")
+    for task in tasks:
+        assert task.fail_to_pass and task.pass_to_pass
+        assert not set(task.fail_to_pass) & set(task.pass_to_pass)
+        statement = load_task(task.root).spec.problem_statement
+        assert task.operator not in statement and "bug.patch" not in statement
+        assert all(t in statement for t in task.fail_to_pass)
+    verdict = validate_task(load_task(tasks[0].root), repeats=2)
+    assert verdict.ok, verdict.failures()
+    assert sum(sum(row.values()) for row in report.per_operator.values()) == report.candidates
+    assert set(operator_yield(report)) == set(report.per_operator)
+
+
+def test_same_tree_seed_and_options_give_byte_identical_tasks(tmp_path: Path) -> None:
+    tree = make_tree(tmp_path)
+    mine(tree, tmp_path / "a")
+    mine(tree, tmp_path / "b")
+    assert tree_digest(tmp_path / "a") == tree_digest(tmp_path / "b")
+    assert list((tmp_path / "a").iterdir())
+
+
+def test_a_test_that_fails_every_other_run_is_excluded_and_reported(tmp_path: Path) -> None:
+    counter = tmp_path / "counter"
+    tree = make_tree(tmp_path, flaky_counter=counter)
+    tasks, report = mine(tree, tmp_path / "out")
+    flaky_id = "tests/test_flaky.py::test_flaky_every_other_run"
+    assert flaky_id in report.flaky_original
+    assert tasks and all(flaky_id not in t.fail_to_pass + t.pass_to_pass for t in tasks)
+    assert int(counter.read_text()) >= 3  # the original really ran three times
+
+
+def test_only_functions_the_tests_exercise_are_mutated(tmp_path: Path) -> None:
+    tree = make_tree(tmp_path)
+    (tree / "minilib" / "__init__.py").write_text(SOURCE + "\n\ndef never_called(x):\n    return x + 1\n")
+    tasks, report = mine(tree, tmp_path / "out", max_tasks=10, max_candidates=200)
+    assert tasks and all(t.function != "never_called" for t in tasks)
