@@ -41,7 +41,8 @@ from repogym_gym.sources import materialize_source
 from repogym_gym.spec import PypiSource, TestSpec
 from repogym_gym.task import format_validation_error
 
-__all__ = ["MINER_VERSION", "PackageRecipe", "SuiteRecipe", "build_suite", "built_suite", "load_recipe", "suite_key"]
+__all__ = ["MINER_VERSION", "PackageRecipe", "SuiteRecipe", "build_suite", "built_suite", "load_recipe", "mine_package",
+           "suite_key"]
 
 #: Bumped when mining would produce different tasks from the same recipe.
 MINER_VERSION = "1"
@@ -147,6 +148,12 @@ def build_suite(recipe_path: Path, *, cache_dir: Path | None = None,
             shutil.rmtree(staging, ignore_errors=True)
             raise
     return suite
+
+
+def mine_package(pkg: PackageRecipe, out_dir: Path, *, cache_dir: Path | None = None,
+                 progress: Callable[[str], None] | None = None) -> MutationReport:
+    """Mine one package of a recipe into ``out_dir`` (the sdist and environments are cached)."""
+    return _mine_package(pkg, out_dir, cache_dir or default_cache_dir(), progress or (lambda _m: None))
 
 
 def _mine_package(pkg: PackageRecipe, out_dir: Path, cache_dir: Path, say: Callable[[str], None]) -> MutationReport:

@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 
 from repogym_gym.cli.gym import gym_app
+from repogym_gym.cli.mine import mine_app
 from repogym_gym.cli.realcode import realcode_command
 from repogym_gym.cli.tasks import tasks_app
 from repogym_gym.cli.validate import validate_command
@@ -28,6 +29,7 @@ app = typer.Typer(
 )
 app.add_typer(tasks_app, name="tasks")
 app.add_typer(gym_app, name="gym")
+app.add_typer(mine_app, name="mine")
 app.command("validate")(validate_command)
 app.command("realcode")(realcode_command)
 

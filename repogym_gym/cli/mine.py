@@ -1,0 +1,54 @@
+"""``repogym mine mutate``: mine bugfix tasks from a pinned sdist or a local tree."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from repogym_gym.cli.output import stdout_console
+from repogym_gym.mine.mutation import MutationReport, operator_yield
+from repogym_gym.suites import PackageRecipe, mine_package
+
+mine_app = typer.Typer(help="Mine tasks from real code.", no_args_is_help=True)
+
+
+def yield_table(report: MutationReport) -> Table:
+    """Outcomes per operator (task, survived, equivalent, too_broad, ...) and the yield."""
+    outcomes = sorted({o for row in report.per_operator.values() for o in row})
+    table = Table(title=f"{report.package}: {len(report.tasks)} tasks from {report.candidates} candidates "
+                        f"in {report.duration_s:.0f} s")
+    table.add_column("operator", no_wrap=True)
+    for outcome in outcomes:
+        table.add_column(outcome, justify="right")
+    table.add_column("yield", justify="right")
+    shares = operator_yield(report)
+    for operator, row in sorted(report.per_operator.items()):
+        table.add_row(operator, *[str(row.get(o, 0)) for o in outcomes], f"{shares[operator]:.0%}")
+    return table
+
+
+@mine_app.command("mutate")
+def mutate(
+    package: Annotated[str, typer.Option(help="Package name on the index.")],
+    version: Annotated[str, typer.Option(help="Pinned version.")],
+    sha256: Annotated[str, typer.Option(help="sha256 of the sdist.")],
+    tests: Annotated[list[str], typer.Option("--tests", help="Test path inside the sdist (repeatable).")],
+    file: Annotated[list[str], typer.Option("--file", help="Source file to mutate (repeatable).")],
+    out: Annotated[Path, typer.Option(help="Directory to write the tasks into.")],
+    requirement: Annotated[list[str] | None, typer.Option("--requirement", help="Test environment requirement (repeatable).")] = None,
+    tasks: Annotated[int, typer.Option(min=1, help="Tasks to keep.")] = 6,
+    seed: Annotated[int, typer.Option(help="Seed of the candidate order.")] = 0,
+) -> None:
+    """Mine bugfix tasks by injecting faults into a pinned sdist; prints the yield per operator."""
+    recipe = PackageRecipe(package=package, version=version, sha256=sha256, requirements=requirement or ["pytest"],
+                           tests=tests, files=file, tasks=tasks, seed=seed)
+    out.mkdir(parents=True, exist_ok=True)
+    err = Console(stderr=True)
+    report = mine_package(recipe, out, progress=lambda line: err.print(line, highlight=False))
+    stdout_console().print(yield_table(report))
+    stdout_console().print(f"{len(report.tasks)} tasks written to {out}")
+    raise typer.Exit(0 if report.tasks else 1)
