@@ -18,7 +18,8 @@ and ``except RepoGymError`` both work::
     │   ├── SandboxUnavailableError           the sandbox's backend is not on this machine
     │   └── CommandTimeoutError (TimeoutError)
     ├── JUnitParseError (ValueError)          an empty, missing or malformed JUnit report
-    └── GraderError                           a grader could not produce a score
+    ├── GraderError                           a grader could not produce a score
+    └── MiningError (RuntimeError)            a package's tests could not be mined
 
 Messages name the field and the value, and say what to do.
 """
@@ -30,6 +31,7 @@ __all__ = [
     "GitMetadataError",
     "GraderError",
     "JUnitParseError",
+    "MiningError",
     "PatchError",
     "PathEscapeError",
     "RepoGymError",
@@ -102,3 +104,7 @@ class JUnitParseError(RepoGymError, ValueError):
 
 class GraderError(RepoGymError):
     """A grader could not produce a score (the component then scores 0 with this message)."""
+
+
+class MiningError(RepoGymError, RuntimeError):
+    """A miner could not run a package's test suite (or its original is not a stable baseline)."""

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repogym_gym.baseline import Baseline, BaselineStore, copy_tree
-from repogym_gym.changes import CarryPolicy, ChangeSet, collect_changes
+from repogym_gym.changes import CarriedFile, CarryPolicy, ChangeSet, collect_changes
 from repogym_gym.errors import PathEscapeError, WorkspaceError
 from repogym_gym.gitstore import BASELINE_REF, CANDIDATE_REF, GitStore, NumStat, git_apply
 from repogym_gym.task import Task
@@ -260,7 +260,8 @@ def build_grading_copy(task: Task, baseline: Baseline, snapshot: Snapshot | Chan
     """Make ``repo`` (which must not exist) a fresh copy of the baseline with the submission carried in.
 
     The copy is verified against the baseline manifest before anything is written (a tampered
-    cache raises), then the carried bytes are written (deletions first, in path order) and, with
+    cache raises), then the carried changes are written (every deletion first, then the files,
+    each in path order) and, with
     ``hidden``, the hidden tests injected. ``snapshot=None`` gives the pristine baseline.
 
     Returns:
@@ -274,16 +275,28 @@ def build_grading_copy(task: Task, baseline: Baseline, snapshot: Snapshot | Chan
     if scan_tree(repo) != dict(baseline.manifest):
         raise WorkspaceError(f"the cached baseline of {task.id!r} at {baseline.tree} was modified; delete it to rebuild")
     changes = snapshot.changes if isinstance(snapshot, Snapshot) else snapshot
-    for change in changes.carried if changes else ():
-        if change.status == "deleted":
-            remove_path(repo / change.path)
-        elif change.git_mode == 0o120000:
-            write_file_safely(repo, change.path, b"")  # checks the parents, then replace by the link
-            remove_path(repo / change.path)
-            os.symlink((change.data or b"").decode(), repo / change.path)
-        else:
-            write_file_safely(repo, change.path, change.data or b"", 0o755 if change.git_mode == 0o100755 else 0o644)
+    carried = changes.carried if changes else ()
+    ordered = [c for c in carried if c.status == "deleted"] + [c for c in carried if c.status != "deleted"]
+    for change in ordered:
+        try:
+            _carry(repo, change)
+        except OSError as exc:  # the submission's own layout (a directory turned into a file...)
+            raise PathEscapeError(f"cannot carry {change.path!r}: {exc.strerror or exc}") from None
     return tuple(inject_hidden(task, repo)) if hidden else ()
+
+
+def _carry(repo: Path, change: CarriedFile) -> None:
+    """Write one carried change into a grader-owned copy (deletions through a file are no-ops)."""
+    target = repo / change.path
+    if change.status == "deleted":
+        if not any(p.is_symlink() or (p.exists() and not p.is_dir()) for p in target.parents if repo in p.parents):
+            remove_path(target)
+    elif change.git_mode == 0o120000:
+        write_file_safely(repo, change.path, b"")  # checks the parents, then replace by the link
+        remove_path(target)
+        os.symlink((change.data or b"").decode(), target)
+    else:
+        write_file_safely(repo, change.path, change.data or b"", 0o755 if change.git_mode == 0o100755 else 0o644)
 
 
 def inject_hidden(task: Task, repo: Path) -> list[str]:

@@ -1,11 +1,13 @@
 """The ``repogym`` command: a thin Typer app that parses, calls one library function, and prints.
 
 Exit codes: 0 success; 1 the command ran and found a problem (an unsound task); 2 bad input
-(a malformed task.yaml, an unknown id, a missing path), printed as one message, no traceback.
+(a malformed task.yaml, an unknown id, a missing path) or a failed download/install, printed as
+one message, no traceback; 3 an internal error (one line; ``REPOGYM_DEBUG=1`` shows the traceback).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 import typer
@@ -34,6 +36,7 @@ app.command("validate")(validate_command)
 app.command("realcode")(realcode_command)
 
 EXIT_BAD_INPUT = 2
+EXIT_INTERNAL = 3
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -43,3 +46,9 @@ def main(argv: list[str] | None = None) -> None:
     except RepoGymError as exc:
         Console(stderr=True).print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
         sys.exit(EXIT_BAD_INPUT)
+    except Exception as exc:  # noqa: BLE001 - a bug: one line for users, the traceback on request
+        if os.environ.get("REPOGYM_DEBUG"):
+            raise
+        Console(stderr=True).print(f"[bold red]internal error:[/] {type(exc).__name__}: {exc} "
+                                   "(set REPOGYM_DEBUG=1 for the traceback)", highlight=False, soft_wrap=True)
+        sys.exit(EXIT_INTERNAL)

@@ -3,18 +3,21 @@
 It is copied next to the grader's ini for every run, so it works in any interpreter that has
 pytest, without repogym_gym installed. Usage::
 
-    python -I pytest_runner.py NONCE SELECTION_JSON PYTEST_ARGS...
+    python -I pytest_runner.py SELECTION_JSON PYTEST_ARGS...
 
-``SELECTION_JSON`` is ``{"files": [...], "ids": [...]}``. When ``files`` is non-empty only those
-test files (relative to the rootdir) are collected, so test modules a submission added never
-load. A plugin records the outcome of every id in ``ids`` from pytest's own reports (worst
-wins: error > failed > skipped > passed; a failed collection of a file is an error for its ids).
+``SELECTION_JSON`` is ``{"nonce": ..., "files": [...], "ids": [...]}``, read and deleted before
+pytest starts. When ``files`` is non-empty only those test files (relative to the rootdir) are
+collected, so test modules a submission added never load. A plugin records the outcome of every
+test of those files and of every id in ``ids`` from pytest's own reports (worst wins: error >
+failed > skipped > passed; a failed collection of a file is an error for its ids).
 
 Code under test runs in this process, so the plugin also watches for tampering with the judge
 itself and reports it (the grader then voids the run):
 
-- pytest's test-execution and reporting internals are snapshotted before any test module is
-  imported and must be the same objects at every test and at the end;
+- the class dictionaries of pytest's reports, call info, items and pluggy's hook machinery, and
+  the functions of ``_pytest.runner`` / ``_pytest.python``, are snapshotted before any test
+  module is imported and must be the same objects at every test and at the end; the hook
+  implementations of the run-test hooks are snapshotted after collection and must not change;
 - no plugin may be registered after collection starts, except conftest modules of the tree, the
   modules they name in ``pytest_plugins``, and modules outside the tree (installed packages);
 - no trace or profile hook may be active while a test runs (they can rewrite frames and code);
@@ -47,29 +50,47 @@ def _outcome(report):
 
 
 def _internals():
-    """(name, object) pairs of pytest internals that decide and report outcomes."""
+    """(name, object) pairs of pytest internals that decide and report outcomes.
+
+    Whole class dictionaries are covered, so a property planted on a report class (``passed``,
+    ``outcome``...) or any replaced method shows up, not only the handful named here.
+    """
+    import _pytest.nodes
     import _pytest.python
     import _pytest.reports
     import _pytest.runner
     import pluggy
 
-    pairs = [
-        ("Function.runtest", _pytest.python.Function.__dict__.get("runtest")),
-        ("Function.setup", _pytest.python.Function.__dict__.get("setup")),
-        ("pytest_pyfunc_call", getattr(_pytest.python, "pytest_pyfunc_call", None)),
-        ("runtestprotocol", getattr(_pytest.runner, "runtestprotocol", None)),
-        ("call_and_report", getattr(_pytest.runner, "call_and_report", None)),
-        ("call_runtest_hook", getattr(_pytest.runner, "call_runtest_hook", None)),
-        ("check_interactive_exception", getattr(_pytest.runner, "check_interactive_exception", None)),
-        ("CallInfo.from_call", _pytest.runner.CallInfo.__dict__.get("from_call")),
-        ("TestReport.from_item_and_call", _pytest.reports.TestReport.__dict__.get("from_item_and_call")),
-        ("TestReport.__init__", _pytest.reports.TestReport.__dict__.get("__init__")),
-        ("HookCaller.__call__", pluggy.HookCaller.__dict__.get("__call__")),
-        ("PluginManager._hookexec", pluggy.PluginManager.__dict__.get("_hookexec")),
-        ("sys.settrace", sys.settrace),
-        ("sys.setprofile", sys.setprofile),
-    ]
-    return [(name, obj) for name, obj in pairs if obj is not None]
+    pairs = []
+    classes = [_pytest.reports.BaseReport, _pytest.reports.TestReport, _pytest.reports.CollectReport,
+               _pytest.runner.CallInfo, _pytest.python.Function, _pytest.nodes.Item, _pytest.nodes.Node,
+               pluggy.HookCaller, pluggy.HookImpl, pluggy.PluginManager]
+    for cls in classes:
+        for name, value in vars(cls).items():
+            pairs.append((f"{cls.__name__}.{name}", value))
+    for module in (_pytest.runner, _pytest.python):
+        for name, value in vars(module).items():
+            if callable(value) and getattr(value, "__module__", None) == module.__name__:
+                pairs.append((f"{module.__name__}.{name}", value))
+    pairs += [("sys.settrace", sys.settrace), ("sys.setprofile", sys.setprofile), ("os._exit", os._exit)]
+    return pairs
+
+
+_OWN_MODULES = ("_pytest", "pytest", "pluggy")
+
+
+def _pytest_own(value):
+    """True for plain data and for code that pytest or pluggy themselves define (their lazy
+    patches, e.g. legacypath's ``Node.fspath``); False for anything else, code of the tests' run."""
+    if value is None or isinstance(value, (bool, int, float, str, bytes, tuple, frozenset)):
+        return True
+    target = getattr(value, "fget", None) or getattr(value, "__func__", None) or value
+    module = getattr(target, "__module__", None) or ""
+    return module.split(".", 1)[0] in _OWN_MODULES
+
+
+_WATCHED_HOOKS = ("pytest_runtest_protocol", "pytest_runtest_makereport", "pytest_runtest_logreport",
+                  "pytest_runtest_call", "pytest_pyfunc_call", "pytest_report_teststatus")
 
 
 def _code_signature(code):
@@ -101,6 +122,7 @@ class RecordingPlugin:
         self._compiled = {}
         self._conftest_plugins = set()
         self._config = None
+        self._hookimpls = None
 
     # -- tampering checks ------------------------------------------------------------------------
 
@@ -109,10 +131,25 @@ class RecordingPlugin:
             self.tampering.append(why)
 
     def _check_internals(self):
-        for name, obj in _internals():
-            original = dict(self._internals).get(name)
-            if original is not None and obj is not original:
-                self._tampered(f"pytest internal {name} was replaced")
+        now = dict(_internals())
+        before = dict(self._internals)
+        for name in sorted(before.keys() | now.keys()):
+            value = now.get(name)
+            if before.get(name) is not value and not _pytest_own(value):
+                self._tampered(f"pytest internal {name} was replaced or added")
+        if self._hookimpls is not None:
+            now = self._hook_snapshot()
+            for name in sorted(self._hookimpls):
+                added = sorted({p for _, p in set(now.get(name, ())) - set(self._hookimpls[name])})
+                if added:
+                    self._tampered(f"an implementation of {name} was added during the run ({', '.join(added)})")
+
+    def _hook_snapshot(self):
+        hook = self._config.hook if self._config is not None else None
+        if hook is None:
+            return None
+        return {name: tuple((id(h.function), h.plugin_name) for h in getattr(hook, name).get_hookimpls())
+                for name in _WATCHED_HOOKS if hasattr(hook, name)}
 
     def _check_tracing(self):
         if sys.gettrace() is not None or sys.getprofile() is not None:
@@ -185,6 +222,10 @@ class RecordingPlugin:
             return True
         return None if rel in self.files else True
 
+    def pytest_collection_finish(self, session):
+        # conftests are loaded by now; from here on the hook implementations must not change
+        self._hookimpls = self._hook_snapshot()
+
     def pytest_runtest_call(self, item):
         self._check_internals()
         self._check_tracing()
@@ -192,7 +233,7 @@ class RecordingPlugin:
 
     def pytest_runtest_logreport(self, report):
         self._check_internals()
-        if report.nodeid in self.ids:
+        if report.nodeid in self.ids or report.nodeid.split("::", 1)[0] in self.files:
             outcome = _outcome(report)
             old = self.record.get(report.nodeid)
             if outcome is not None and (old is None or _RANK[outcome] > _RANK[old]):
@@ -209,9 +250,11 @@ class RecordingPlugin:
 
 
 def main():
-    nonce, selection_path, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+    selection_path, args = sys.argv[1], sys.argv[2:]
     with open(selection_path, encoding="utf-8") as fh:
         selection = json.load(fh)
+    os.unlink(selection_path)  # the nonce and the scored ids leave no trace the tests could read
+    nonce = selection.pop("nonce")
     import pytest
 
     plugin = RecordingPlugin(selection.get("files", []), selection.get("ids", []))

@@ -1,5 +1,7 @@
 """QualityGrader: function length and cyclomatic complexity limits on ``constraints.paths``
 and on every Python file the submission adds or changes (so moving code elsewhere is no escape).
+A changed file that builds code from strings (``exec``, ``eval``, ``compile``,
+``types.FunctionType``...) scores 0: the metrics cannot see such code.
 
 Each set limit is one rule; ``score`` is the fraction of rules with no violating function, and
 ``passed`` requires all (design doc 000, "QualityGrader"). It is the objective of refactor tasks
@@ -8,11 +10,34 @@ and a gate elsewhere. Unreadable or unparseable files violate every rule.
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 from repogym_gym.graders.base import GradingContext, component
 from repogym_gym.metrics import file_metrics
 from repogym_gym.results import GradeComponent, Role
 
 __all__ = ["QualityGrader"]
+
+_DYNAMIC_CALLS = {"exec", "eval", "compile", "__import__"}
+_DYNAMIC_ATTRS = {"FunctionType", "CodeType", "LambdaType"}
+
+
+def _dynamic_code(repo: Path, paths: list[str]) -> list[str]:
+    """Places in ``paths`` that build code from data (exec, eval, compile, FunctionType...)."""
+    found = []
+    for rel in paths:
+        try:
+            tree = ast.parse((repo / rel).read_text(encoding="utf-8"), rel)
+        except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+                if name in _DYNAMIC_CALLS or name in _DYNAMIC_ATTRS:
+                    found.append(f"{rel}:{node.lineno}: {name}() builds code the quality limits cannot measure")
+    return found
 
 
 class QualityGrader:
@@ -39,6 +64,10 @@ class QualityGrader:
         except (OSError, SyntaxError, UnicodeDecodeError, ValueError) as exc:
             return component(self, score=0.0, passed=False, messages=[f"cannot measure {paths}: {exc}"],
                              details={"violations": {name: ["unmeasurable"] for name in rules}})
+        dynamic = _dynamic_code(ctx.repo, changed)
+        if dynamic:  # code built from strings is invisible to the AST metrics
+            return component(self, score=0.0, passed=False, messages=dynamic,
+                             details={"violations": {name: ["dynamic code"] for name in rules}})
         violations: dict[str, list[str]] = {}
         for name, (limit, attr, unit) in rules.items():
             violations[name] = [

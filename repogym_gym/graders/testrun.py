@@ -2,7 +2,7 @@
 
 For ``runner: pytest`` the grader builds the whole invocation itself::
 
-    python -I <scratch>/pytest_runner.py NONCE <scratch>/selection.json
+    python -I <scratch>/pytest_runner.py <scratch>/selection-<random>.json
         -c <scratch>/pytest.ini --rootdir <repo> --confcutdir <repo>
         -p no:cacheprovider --continue-on-collection-errors <task args> <sentinel>
 
@@ -21,9 +21,11 @@ For ``runner: pytest`` the grader builds the whole invocation itself::
   ...) except ``addopts`` and ``required_plugins``, with absolute ``pythonpath`` entries and
   ``junit_family = xunit1`` (so node ids can be rebuilt from the report);
 - ``PYTEST_DISABLE_PLUGIN_AUTOLOAD=1``: no third-party plugin loads by entry point;
-- a randomly named sentinel test that must fail, plus a must-fail canary named like its
-  neighbours appended to every scored test file: if the report lacks one or one passed, the
-  outcomes were forged or forced and the run is invalid;
+- a randomly named sentinel test that must fail, plus must-fail canaries in every scored test
+  file that clone a real test's body, are named from its neighbours' words and sit at random
+  positions; a sentinel or canary that passes (or is skipped) means the outcomes were forced
+  and the run is invalid. Nothing the judged process can read lists them: the runner reads its
+  nonce and selection from a file it deletes before any test code loads;
 - the runner's plugin reports tampering with pytest itself (replaced internals, plugins
   registered mid-run, trace hooks, swapped test code): any report voids the run.
 
@@ -34,9 +36,11 @@ or its exit code disagrees with its report (pytest with a failing sentinel must 
 
 from __future__ import annotations
 
+import ast
 import configparser
 import json
-import re
+import random
+import textwrap
 import secrets
 import shlex
 import shutil
@@ -132,9 +136,9 @@ def write_ini(path: Path, repo: Path, baseline_tree: Path, spec: TestSpec) -> No
 
 
 def pytest_argv(spec: TestSpec, repo: Path, ini: Path, junit: Path, sentinel: str | None,
-                runner: Path, nonce: str, selection: Path) -> list[str]:
+                runner: Path, selection: Path) -> list[str]:
     """The grader's pytest command line (see the module docstring)."""
-    argv = ["python", "-I", "-X", f"pycache_prefix={pycache_dir()}", str(runner), nonce, str(selection)]
+    argv = ["python", "-I", "-X", f"pycache_prefix={pycache_dir()}", str(runner), str(selection)]
     argv += ["-c", str(ini), "--rootdir", str(repo), "--confcutdir", str(repo)]
     argv += ["-p", "no:cacheprovider", "--continue-on-collection-errors", *_task_args(spec, junit)]
     return argv + ([sentinel] if sentinel else [])
@@ -149,11 +153,14 @@ def _drop_tree_bytecode(repo: Path) -> None:
     shutil.rmtree(pycache_dir() / repo.resolve().relative_to(repo.resolve().anchor), ignore_errors=True)
 
 
-def _selection(spec: TestSpec, sentinel_id: str | None, canaries: list[str]) -> dict[str, list[str]]:
-    ids = [*spec.fail_to_pass, *spec.pass_to_pass, *canaries, *([sentinel_id] if sentinel_id else [])]
+def _selection(spec: TestSpec, nonce: str, sentinel_file: str | None) -> dict[str, object]:
+    """What the runner reads (and deletes) before any test code loads; planted tests are not listed."""
+    ids = [*spec.fail_to_pass, *spec.pass_to_pass]
     heads = [i.split("::", 1)[0] for i in ids if "::" in i]
     files = sorted({h for h in heads if h.endswith(".py")}) if len(heads) == len(ids) else []
-    return {"files": files, "ids": ids}
+    if files and sentinel_file:
+        files = sorted({*files, sentinel_file})
+    return {"nonce": nonce, "files": files, "ids": ids}
 
 
 def _read_record(stdout: str, nonce: str) -> tuple[dict[str, object] | None, str]:
@@ -193,15 +200,35 @@ class TestRun:
         return {*self.canaries, *([self.sentinel] if self.sentinel else [])}
 
 
-_TEST_DEF = re.compile(r"^def (test\w*)\(", re.MULTILINE)
+_FAILING_TAILS = (
+    "assert {a} == {b}",
+    "assert not {a}",
+    "assert [{a}] == [{b}]",
+    "assert str({a}) == {b!r}",
+)
+
+
+def _canary_name(names: list[str], taken: set[str], rng: random.Random) -> str:
+    words = sorted({w for n in names for w in n.split("_") if w and w != "test"}) or ["case"]
+    for size in (2, 3, 1, 4):
+        for _ in range(8):
+            name = "test_" + "_".join(rng.sample(words, min(size, len(words))))
+            if name not in taken:
+                return name
+    return f"test_{rng.choice(words)}_{len(taken)}"
 
 
 def _plant_canaries(repo: Path, spec: TestSpec) -> list[str]:
-    """Append a must-fail test, named like its neighbours, to every scored test file of ``repo``.
+    """Plant must-fail tests that look like their neighbours in every scored test file of ``repo``.
 
-    A hook that forces the tests of a directory or a file to pass forces these too, and a run in
-    which any of them passes is void. Only grader-owned copies get canaries, never a workspace.
+    Each canary clones the body of a real test of the same file (so it calls the package under
+    test), ends with an assertion that cannot hold, is named by recombining words of the file's
+    test names, and sits at a random position among the file's top-level definitions. A hook that
+    forces the outcomes of a file's tests forces these too, and a run in which one passes is
+    void. Only grader-owned copies get canaries, never a workspace; no file the judged process
+    can read lists them.
     """
+    rng = random.Random(secrets.randbits(64))
     files = sorted({i.split("::", 1)[0] for i in (*spec.fail_to_pass, *spec.pass_to_pass) if "::" in i})
     canaries = []
     for rel in files:
@@ -209,12 +236,34 @@ def _plant_canaries(repo: Path, spec: TestSpec) -> list[str]:
         if not rel.endswith(".py") or not path.is_file() or path.is_symlink():
             continue
         text = path.read_text(encoding="utf-8", errors="surrogateescape")
-        names = _TEST_DEF.findall(text)
-        name = f"{secrets.choice(names) if names else 'test'}_{secrets.token_hex(3)}"
-        left = secrets.randbelow(1000)
-        path.write_text(f"{text.rstrip()}\n\n\ndef {name}():\n    assert {left} == {left + 1}\n",
-                        encoding="utf-8", errors="surrogateescape")
-        canaries.append(f"{rel}::{name}")
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        functions = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test")]
+        donors = [f for f in functions if not f.decorator_list and not f.args.args and not any(
+            isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom)) for n in ast.walk(f))]
+        lines = text.splitlines(keepends=True)
+        taken = {f.name for f in functions} | {n.name for n in tree.body if hasattr(n, "name")}
+        inserts: list[tuple[int, str]] = []
+        for _ in range(min(3, max(1, len(functions) // 3))):
+            name = _canary_name([f.name for f in functions], taken, rng)
+            taken.add(name)
+            a = rng.randrange(2, 1000)
+            tail = rng.choice(_FAILING_TAILS).format(a=a, b=a + 1)
+            if donors:
+                donor = rng.choice(donors)
+                body = "".join(lines[donor.body[0].lineno - 1 : donor.end_lineno])
+                body = textwrap.indent(textwrap.dedent(body), "    ")
+            else:
+                body = ""
+            code = f"def {name}():\n{body}    {tail}\n"
+            anchors = [f.end_lineno for f in functions] or [len(lines)]
+            inserts.append((rng.choice(anchors), code))
+            canaries.append(f"{rel}::{name}")
+        for line_no, code in sorted(inserts, reverse=True):
+            lines.insert(line_no, "\n\n" + code)
+        path.write_text("".join(lines), encoding="utf-8", errors="surrogateescape")
     return canaries
 
 
@@ -265,16 +314,17 @@ def run_tests(
             canaries = _plant_canaries(repo, spec)
         runner = scratch / "pytest_runner.py"
         shutil.copyfile(RUNNER_SCRIPT, runner)
-        selection = scratch / "selection.json"
-        selection.write_text(json.dumps(_selection(spec, sentinel_id, canaries)))
         nonce = f"@@repogym-{secrets.token_hex(16)}@@"
-        argv = pytest_argv(spec, repo, ini, junit, sentinel_file, runner, nonce, selection)
+        selection = scratch / f"selection-{secrets.token_hex(8)}.json"
+        selection.write_text(json.dumps(_selection(spec, nonce, sentinel_file)))
+        argv = pytest_argv(spec, repo, ini, junit, sentinel_file, runner, selection)
         env = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     else:
         argv = ["bash", "-c", spec.command.replace("{junit}", shlex.quote(str(junit)))]
         env = {}
-    result = sandbox.run(argv, cwd=repo, timeout_s=timeout_s, env={**(extra_env or {}), **env},
-                         output_limit_bytes=output_limit_bytes)
+    # the runner's record (every test of the scored files) ends the output: keep room for it
+    limit = max(output_limit_bytes, 4_000_000) if nonce else output_limit_bytes
+    result = sandbox.run(argv, cwd=repo, timeout_s=timeout_s, env={**(extra_env or {}), **env}, output_limit_bytes=limit)
     if sentinel_id:
         (repo / sentinel_id.split("::")[0]).unlink(missing_ok=True)
     if spec.runner == "pytest":
@@ -290,7 +340,7 @@ def run_tests(
     except JUnitParseError as exc:
         return TestRun(result, None, f"no usable test report (exit code {result.exit_code}): {exc}", sentinel_id, junit)
     invalid = _check_record(spec, result, report, record, sentinel_id, canaries) if nonce else None
-    passing_canaries = [c for c in canaries if report.status_of(c) != "failed"]
+    passing_canaries = [c for c in canaries if report.status_of(c) in ("passed", "skipped")]
     if passing_canaries and not invalid:
         invalid = f"must-fail tests planted in the test files did not fail ({len(passing_canaries)}): the outcomes were forced"
     return TestRun(result, report, invalid or _judge(spec, result, report, sentinel_id), sentinel_id, junit, tuple(canaries))

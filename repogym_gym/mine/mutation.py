@@ -33,6 +33,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from repogym_gym.errors import MiningError
 from repogym_gym.metrics import function_metrics
 from repogym_gym.mine.operators import Mutation, apply_mutation, find_mutations, is_equivalent, unified_diff
 from repogym_gym.mine.suiterun import SuiteRun, exercised_lines, run_suite
@@ -162,7 +163,7 @@ def mine_mutations(
         say("running the original suite")
         originals = [run_suite(work, tests, env_dir=env_dir, timeout_s=options.test_timeout_s) for _ in range(options.repeats)]
         if any(r.invalid for r in originals):
-            raise RuntimeError(f"{options.package}: the original test suite did not run: {originals[0].invalid}")
+            raise MiningError(f"{options.package}: the original test suite did not run: {originals[0].invalid}")
         # A mutant that loops forever must not cost the full test timeout: 5x the original's time.
         options = options.model_copy(update={"test_timeout_s": min(
             options.test_timeout_s, max(30.0, 5 * max(r.duration_s for r in originals)))})

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import hashlib
-import sys
 import textwrap
 from pathlib import Path
 
-import pytest
 
 from repogym_gym.mine.mutation import MutationOptions, mine_mutations, operator_yield
 from repogym_gym.spec import TestSpec
