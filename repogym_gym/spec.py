@@ -159,18 +159,33 @@ class GitSource(_Strict):
         return v.lower()
 
 
-class PypiSource(_Strict):
+class _PinnedArchive(_Strict):
+    """Fields of sources that unpack an archive pinned by its sha256."""
+
+    sha256: str = Field(description="sha256 of the archive file (an sdist is one), 64 hex characters.")
+    subdir: str | None = Field(
+        None,
+        description="Directory inside the archive used as the repository root; null: the archive's "
+        "single top-level directory.",
+    )
+
+    @field_validator("sha256")
+    @classmethod
+    def _sha256(cls, v: str) -> str:
+        return check_sha256(v)
+
+    @field_validator("subdir")
+    @classmethod
+    def _subdir(cls, v: str | None) -> str | None:
+        return None if v is None else relative_path(v)
+
+
+class PypiSource(_PinnedArchive):
     """A source distribution (sdist) from the package index, pinned by its sha256."""
 
     type: Literal["pypi"] = Field(description="Source kind: an sdist from the package index.")
     package: str = Field(description="Project name on the index, e.g. 'six'.")
     version: str = Field(description="Exact version, e.g. '1.16.0' (no ranges).")
-    sha256: str = Field(description="sha256 of the sdist file, 64 hex characters (the index lists it).")
-    subdir: str | None = Field(
-        None,
-        description="Directory inside the sdist used as the repository root; null: the sdist's single "
-        "top-level directory.",
-    )
 
     @field_validator("package")
     @classmethod
@@ -186,30 +201,14 @@ class PypiSource(_Strict):
             raise ValueError(f"version {v!r} must be one exact version such as '1.16.0' (no ranges, no spaces)")
         return v
 
-    @field_validator("sha256")
-    @classmethod
-    def _sha256(cls, v: str) -> str:
-        return check_sha256(v)
 
-    @field_validator("subdir")
-    @classmethod
-    def _subdir(cls, v: str | None) -> str | None:
-        return None if v is None else relative_path(v)
-
-
-class TarballSource(_Strict):
+class TarballSource(_PinnedArchive):
     """A .tar(.gz|.bz2|.xz) or .zip archive, local or downloaded, pinned by its sha256."""
 
     type: Literal["tarball"] = Field(description="Source kind: an archive file.")
     url: str = Field(
         description="http(s) URL of the archive, or its path relative to the task directory; "
         "a name ending in .zip is read as a zip file, anything else as a tar file."
-    )
-    sha256: str = Field(description="sha256 of the archive file, 64 hex characters.")
-    subdir: str | None = Field(
-        None,
-        description="Directory inside the archive used as the repository root; null: the archive's "
-        "single top-level directory.",
     )
 
     @field_validator("url")
@@ -224,15 +223,6 @@ class TarballSource(_Strict):
         except ValueError:
             raise ValueError(f"url {v!r} must be an http(s) URL or a path inside the task directory") from None
 
-    @field_validator("sha256")
-    @classmethod
-    def _sha256(cls, v: str) -> str:
-        return check_sha256(v)
-
-    @field_validator("subdir")
-    @classmethod
-    def _subdir(cls, v: str | None) -> str | None:
-        return None if v is None else relative_path(v)
 
     def is_remote(self) -> bool:
         """True for an http(s) URL, False for a path in the task directory."""
