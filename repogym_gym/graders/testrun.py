@@ -242,7 +242,8 @@ def _plant_canaries(repo: Path, spec: TestSpec) -> list[str]:
             continue
         functions = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test")]
         donors = [f for f in functions if not f.decorator_list and not f.args.args and not any(
-            isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom)) for n in ast.walk(f))]
+            isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom)) for n in ast.walk(f))
+            and not any(w in ast.unparse(f) for w in ("skip", "xfail"))]
         lines = text.splitlines(keepends=True)
         taken = {f.name for f in functions} | {n.name for n in tree.body if hasattr(n, "name")}
         inserts: list[tuple[int, str]] = []
@@ -251,10 +252,9 @@ def _plant_canaries(repo: Path, spec: TestSpec) -> list[str]:
             taken.add(name)
             a = rng.randrange(2, 1000)
             tail = rng.choice(_FAILING_TAILS).format(a=a, b=a + 1)
-            if donors:
+            if donors:  # rebuilt from the AST: multi-line strings come out on one line, indentation uniform
                 donor = rng.choice(donors)
-                body = "".join(lines[donor.body[0].lineno - 1 : donor.end_lineno])
-                body = textwrap.indent(textwrap.dedent(body), "    ")
+                body = textwrap.indent("\n".join(ast.unparse(stmt) for stmt in donor.body), "    ") + "\n"
             else:
                 body = ""
             code = f"def {name}():\n{body}    {tail}\n"
