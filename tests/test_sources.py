@@ -152,7 +152,6 @@ def test_no_network_is_reported_as_a_network_failure_and_caches_nothing(offline:
         fetch_sdist(*SIX, cache_dir=tmp_path)
     message = str(info.value)
     assert message.startswith("cannot download six==1.16.0: network failure, pip could not reach the package index")
-    assert "127.0.0.1" in message
     assert leftovers(tmp_path / "sdists") == []
 
 

@@ -221,8 +221,9 @@ def _canary_name(names: list[str], taken: set[str], rng: random.Random) -> str:
 def _plant_canaries(repo: Path, spec: TestSpec) -> list[str]:
     """Plant must-fail tests that look like their neighbours in every scored test file of ``repo``.
 
-    Each canary clones the body of a real test of the same file (so it calls the package under
-    test), ends with an assertion that cannot hold, is named by recombining words of the file's
+    Each canary clones the body of a real test of the same file (so it reads like one), starts
+    with an assertion that cannot hold (so the clone never runs: no side effects twice), is named
+    by recombining words of the file's
     test names, and sits at a random position among the file's top-level definitions. A hook that
     forces the outcomes of a file's tests forces these too, and a run in which one passes is
     void. Only grader-owned copies get canaries, never a workspace; no file the judged process
@@ -257,7 +258,9 @@ def _plant_canaries(repo: Path, spec: TestSpec) -> list[str]:
                 body = textwrap.indent("\n".join(ast.unparse(stmt) for stmt in donor.body), "    ") + "\n"
             else:
                 body = ""
-            code = f"def {name}():\n{body}    {tail}\n"
+            # The failing assertion comes first: the cloned body reads like its neighbours but
+            # never runs, so a stateful test's side effects never happen twice.
+            code = f"def {name}():\n    {tail}\n{body}"
             anchors = [f.end_lineno for f in functions] or [len(lines)]
             inserts.append((rng.choice(anchors), code))
             canaries.append(f"{rel}::{name}")
