@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from repogym_gym.errors import PatchError, SetupError, WorkspaceError
-from repogym_gym.gitstore import BASELINE_REF, GitStore, git_apply
+from repogym_gym.gitstore import BASELINE_REF, GitStore, files_from_manifest, git_apply
 from repogym_gym.pyenv import command_env, ensure_env
 from repogym_gym.sandbox import LocalSandbox, Sandbox
 from repogym_gym.sources import materialize
@@ -169,11 +169,7 @@ class BaselineStore:
             if specials:
                 raise SetupError(f"task {task.id!r}: setup left special files (fifo/socket/device): {specials[:5]}")
             store = GitStore.create(staging / "git")
-            files = (
-                (p, git_mode(e), os.readlink(tree / p).encode() if e.kind == "symlink" else (tree / p).read_bytes())
-                for p, e in sorted(manifest.items())
-            )
-            commit = store.write_commit(BASELINE_REF, files)
+            commit = store.write_commit(BASELINE_REF, files_from_manifest(tree, {p: git_mode(e) for p, e in manifest.items()}))
             meta = {"format": _FORMAT, "task_id": task.id, "fingerprint": task.fingerprint, "commit": commit,
                     "manifest": _manifest_to_json(manifest)}
             (staging / "baseline.json").write_text(json.dumps(meta))
