@@ -80,6 +80,10 @@ def _clip(text: str, limit: int = MAX_OBSERVATION_CHARS) -> str:
     return f"{text[:half]}\n[... {len(text) - 2 * half} characters cut ...]\n{text[-half:]}"
 
 
+#: The "action" of a driver's truncation (recorded with neither action nor raw_action).
+_DRIVER = object()
+
+
 class _Refusal(Exception):
     """An action that could not be carried out; becomes an error observation."""
 
@@ -181,6 +185,7 @@ class RepoEnv:
                               steps_left=self.max_steps, error=self._infra_error)
         else:
             obs = Observation(text=self._intro(), step=0, steps_left=self.max_steps)
+        self._trajectory.reset_observation = obs
         self.last_observation = obs
         return obs, info
 
@@ -220,6 +225,25 @@ class RepoEnv:
         self._record(parsed, action, obs, reward)
         self.last_observation = obs
         return StepResult(obs, reward, False, False, info)
+
+    def truncate(self, reason: str) -> StepResult:
+        """End the running episode from outside (a driver's time limit, a crashed agent).
+
+        The workspace is graded as it stands, exactly as when the step budget runs out, and
+        the result has ``truncated=True`` and ``info["truncated_by"] = reason``.
+
+        Raises:
+            EpisodeError: when no episode is running.
+        """
+        if self._state != "running":
+            raise EpisodeError(f"truncate() with no running episode (state {self._state!r})")
+        self._step += 1
+        info: dict[str, Any] = {"task_id": self.task.id, "truncated_by": reason,
+                                "episode_id": self._trajectory.episode_id if self._trajectory else ""}
+        obs = self._observe(f"Episode ended by the driver: {reason}", error=reason)
+        if self._infra_error is not None:
+            return self._finish(obs, None, None, info, terminated=True)
+        return self._finish(obs, None, _DRIVER, info, truncated=True)
 
     def close(self) -> None:
         """Remove the workspace; idempotent."""
@@ -370,7 +394,7 @@ class RepoEnv:
     def _record(self, parsed: Any, raw: Any, obs: Observation, reward: float) -> None:
         if self._trajectory is None:
             return
-        raw_text = None if parsed is not None else repr(raw)[:10_000]
+        raw_text = None if parsed is not None or raw is _DRIVER else (raw if isinstance(raw, str) else repr(raw))[:10_000]
         self._trajectory.steps.append(TrajectoryStep(step=self._step, action=action_to_dict(parsed) if parsed else None,
                                                      raw_action=raw_text, observation=obs, reward=reward))
 

@@ -19,7 +19,12 @@ and ``except RepoGymError`` both work::
     │   └── CommandTimeoutError (TimeoutError)
     ├── JUnitParseError (ValueError)          an empty, missing or malformed JUnit report
     ├── GraderError                           a grader could not produce a score
-    └── MiningError (RuntimeError)            a package's tests could not be mined
+    ├── MiningError (RuntimeError)            a package's tests could not be mined
+    ├── AgentError                            an agent misconfigured or unknown
+    │   └── AgentNotFoundError (LookupError)  no agent of that name
+    ├── AgentInfraError (ConnectionError)     an agent's backend (model server, CLI) is unreachable;
+    │                                         the runner retries it and never scores it
+    └── RunError                              a results directory or run file that cannot be used
 
 Messages name the field and the value, and say what to do.
 """
@@ -27,6 +32,9 @@ Messages name the field and the value, and say what to do.
 from __future__ import annotations
 
 __all__ = [
+    "AgentError",
+    "AgentInfraError",
+    "AgentNotFoundError",
     "CommandTimeoutError",
     "GitMetadataError",
     "GraderError",
@@ -35,6 +43,7 @@ __all__ = [
     "PatchError",
     "PathEscapeError",
     "RepoGymError",
+    "RunError",
     "SandboxError",
     "SandboxUnavailableError",
     "SetupError",
@@ -108,3 +117,19 @@ class GraderError(RepoGymError):
 
 class MiningError(RepoGymError, RuntimeError):
     """A miner could not run a package's test suite (or its original is not a stable baseline)."""
+
+
+class AgentError(RepoGymError):
+    """An agent that cannot be built: unknown option, missing file, bad value."""
+
+
+class AgentNotFoundError(AgentError, LookupError):
+    """No agent of that name; the message lists the valid names."""
+
+
+class AgentInfraError(RepoGymError, ConnectionError):
+    """An agent's backend failed (model server unreachable, 5xx, CLI missing): not the agent's score."""
+
+
+class RunError(RepoGymError):
+    """A run's results directory or a results file that cannot be read or resumed."""

@@ -23,8 +23,9 @@ class TrajectoryStep(BaseModel):
 
     Attributes:
         step: 1-based step number.
-        action: The parsed action as a dict, or None when it did not parse.
-        raw_action: The action as sent, when it did not parse (repr, at most 10,000 characters).
+        action: The parsed action as a dict, or None when it did not parse (or the driver ended the episode).
+        raw_action: The action as sent, when it did not parse (the text itself, or the repr of
+            anything else; at most 10,000 characters); None for a driver's truncation.
         observation: The observation returned.
         reward: Reward of this step (shaping, or the grade on the last step).
     """
@@ -46,6 +47,7 @@ class Trajectory(BaseModel):
         episode_id: Random id of the episode (hex).
         env_spec: The Gymnasium spec as JSON, or None outside the gym layer.
         started_at: ISO 8601 UTC time of reset.
+        reset_observation: What reset returned (the problem statement and file tree).
         duration_s: Seconds from reset to the end of the episode.
         steps: Every step, in order.
         grade: The final grade (None if the episode ended without one).
@@ -60,6 +62,7 @@ class Trajectory(BaseModel):
     episode_id: str
     env_spec: str | None = None
     started_at: str
+    reset_observation: Observation | None = None
     duration_s: float = 0.0
     steps: list[TrajectoryStep] = Field(default_factory=list)
     grade: GradeResult | None = None

@@ -7,9 +7,11 @@ both :class:`~repogym_gym.env.RepoEnv`-backed gym envs and the text wrapper's JS
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from repogym_gym.errors import AgentInfraError
 from repogym_gym.task import Task
 
 __all__ = ["Agent", "EpisodeOutcome", "run_episode"]
@@ -17,7 +19,22 @@ __all__ = ["Agent", "EpisodeOutcome", "run_episode"]
 
 @runtime_checkable
 class Agent(Protocol):
-    """Something that drives an episode to its end."""
+    """Something that drives an episode to its end.
+
+    Besides ``begin`` and ``act``, an agent may define any of these optional hooks, which
+    :func:`run_episode` calls when present:
+
+    - ``attach(env, deadline)``: after reset and before ``begin``; ``env`` is the (wrapped)
+      Gymnasium env (``env.get_wrapper_attr("episode").workspace.path`` is the repository) and
+      ``deadline`` the ``time.monotonic()`` value by which the episode must end, or None;
+    - ``conversation() -> list[dict] | None``: the episode as OpenAI-style chat messages, when
+      the agent kept one (LLM agents); the runner stores it for export;
+    - ``close()``: release what the agent holds (HTTP clients, processes).
+
+    ``act`` raising :class:`~repogym_gym.errors.AgentInfraError` means the agent's backend
+    failed (the runner retries the episode); any other exception ends the episode, which is
+    graded as it stands and recorded with ``agent_error``.
+    """
 
     name: str
 
@@ -37,10 +54,13 @@ class EpisodeOutcome:
     Attributes:
         task_id: The task.
         total_reward: Sum of rewards (the grade, plus shaping if enabled).
-        steps: Steps taken.
+        steps: Steps taken (a driver's truncation counts as one).
         terminated: Ended by Submit.
-        truncated: Ended by the step budget (or the driver's own limit).
-        info: The last step's info (``score``, ``grade``, ``infra_error`` ...).
+        truncated: Ended by the step budget, the driver's time limit or an agent error.
+        info: The last step's info (``score``, ``grade``, ``infra_error``, ``trajectory_path`` ...).
+        timed_out: The driver's ``time_limit_s`` ended the episode.
+        agent_error: ``"<ExceptionType>: <message>"`` when the agent raised (not AgentInfraError).
+        duration_s: Wall-clock seconds from reset to the end.
     """
 
     task_id: str
@@ -49,10 +69,13 @@ class EpisodeOutcome:
     terminated: bool
     truncated: bool
     info: dict[str, Any] = field(default_factory=dict)
+    timed_out: bool = False
+    agent_error: str | None = None
+    duration_s: float = 0.0
 
 
 def run_episode(env: Any, agent: Agent, *, seed: int | None = None, options: dict[str, Any] | None = None,
-                max_steps: int = 10_000) -> EpisodeOutcome:
+                max_steps: int = 10_000, time_limit_s: float | None = None) -> EpisodeOutcome:
     """Reset ``env``, let ``agent`` act until the episode ends, and return the outcome.
 
     Args:
@@ -61,14 +84,41 @@ def run_episode(env: Any, agent: Agent, *, seed: int | None = None, options: dic
         seed: Reset seed.
         options: Reset options.
         max_steps: A safety limit of this driver (the env's own budget normally ends first).
+        time_limit_s: Wall-clock seconds for the whole episode; checked between steps, and when
+            passed the episode is truncated and the workspace graded as it stands. A single
+            action is bounded by the task's own command and test timeouts.
+
+    Raises:
+        AgentInfraError: when the agent's backend failed; the episode is left unfinished.
     """
+    start = time.monotonic()
+    deadline = start + time_limit_s if time_limit_s is not None else None
     obs, info = env.reset(seed=seed, options=options)
     task = env.get_wrapper_attr("task")
-    agent.begin(task)
     total, steps = 0.0, 0
-    terminated = truncated = False
-    while not (terminated or truncated) and steps < max_steps:
-        obs, reward, terminated, truncated, info = env.step(agent.act(obs, info))
+    terminated = truncated = timed_out = False
+    agent_error = None
+    try:
+        if hasattr(agent, "attach"):
+            agent.attach(env, deadline)
+        agent.begin(task)
+        while not (terminated or truncated) and steps < max_steps:
+            if deadline is not None and time.monotonic() >= deadline:
+                timed_out = True
+                break
+            action = agent.act(obs, info)
+            obs, reward, terminated, truncated, info = env.step(action)
+            total += float(reward)
+            steps += 1
+    except AgentInfraError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a crashing agent is a rollout outcome, not a crash of the run
+        agent_error = f"{type(exc).__name__}: {exc}"
+    if not (terminated or truncated) and (timed_out or agent_error or steps >= max_steps):
+        reason = (f"time limit of {time_limit_s:g} s reached" if timed_out
+                  else f"agent error: {agent_error}" if agent_error else f"driver step limit of {max_steps} reached")
+        obs, reward, terminated, truncated, info = env.get_wrapper_attr("truncate")(reason)
         total += float(reward)
         steps += 1
-    return EpisodeOutcome(task.id, total, steps, bool(terminated), bool(truncated or not terminated), info)
+    return EpisodeOutcome(task.id, total, steps, bool(terminated), bool(truncated or not terminated), info,
+                          timed_out=timed_out, agent_error=agent_error, duration_s=time.monotonic() - start)

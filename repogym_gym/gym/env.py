@@ -134,6 +134,18 @@ class RepoGymEnv(gym.Env[dict[str, Any], Any]):
         result = self._episode.step(action)
         return self._to_space(result.observation), float(result.reward), bool(result.terminated), bool(result.truncated), result.info
 
+    def truncate(self, reason: str) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        """End the running episode from outside; the workspace is graded as when the step budget
+        runs out (``truncated=True``, ``info["truncated_by"] = reason``). Returns the step 5-tuple.
+
+        Raises:
+            EpisodeError: when no episode is running.
+        """
+        if self._episode is None:
+            raise EpisodeError("truncate() called before reset()")
+        result = self._episode.truncate(reason)
+        return self._to_space(result.observation), float(result.reward), bool(result.terminated), bool(result.truncated), result.info
+
     def render(self) -> str | None:
         if self.render_mode != "ansi":
             return None

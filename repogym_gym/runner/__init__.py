@@ -1,0 +1,6 @@
+"""Running agents over tasks: results models, pass@k, and the serial / thread / Ray runners."""
+
+from repogym_gym.runner.models import AgentStats, RunConfig, RunResult, RunSummary, load_results, result_path
+from repogym_gym.runner.stats import agent_stats, pass_at_k
+
+__all__ = ["AgentStats", "RunConfig", "RunResult", "RunSummary", "agent_stats", "load_results", "pass_at_k", "result_path"]

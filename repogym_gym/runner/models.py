@@ -1,0 +1,195 @@
+"""What a run writes: one :class:`RunResult` per episode, and a :class:`RunSummary` per run.
+
+A results directory looks like this (``<label>`` is the agent's label, ``<k>`` the sample index)::
+
+    <out>/run.json                                   RunConfig: what was asked for
+    <out>/results/<label>/<task_id>/<k>.json         RunResult: one episode
+    <out>/trajectories/<label>/<task_id>-<episode>.json   Trajectory: every step of it
+    <out>/summary.json                               RunSummary: per-agent scores and pass@k
+
+"A bad rollout is data": an episode whose infrastructure failed (workspace setup, sandbox,
+grader crash, an unreachable model server) is recorded with ``status="infra_error"`` and no
+score, and is never counted in a mean or a pass@k.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from repogym_gym.agents.registry import AgentSpec
+from repogym_gym.errors import RunError
+from repogym_gym.results import GradeResult
+
+__all__ = ["AgentStats", "RunConfig", "RunResult", "RunSummary", "load_results", "result_path"]
+
+Status = Literal["graded", "infra_error"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RunResult(_Model):
+    """One episode of one agent on one task.
+
+    Attributes:
+        agent: The agent's label.
+        task_id: The task.
+        sample: 0-based sample index among the ``k`` samples of this agent and task.
+        seed: The reset seed (the sample index unless the run set a base seed).
+        status: ``graded`` (``score`` is the reward) or ``infra_error`` (no score; mask it).
+        score: The graded score in [0, 1]; None for ``infra_error``.
+        passed: The grade's pass verdict; None for ``infra_error``.
+        reward: Total reward of the episode (score plus any shaping); None for ``infra_error``.
+        grade: The full grade (components, patch, per-test outcomes); None for ``infra_error``.
+        steps: Steps taken.
+        terminated: Ended by Submit.
+        truncated: Ended by the step budget, the time limit or an agent error.
+        timed_out: The per-episode time limit ended it.
+        agent_error: ``"<Type>: <message>"`` when the agent raised; the episode was graded as it stood.
+        infra_error: The last attempt's infrastructure failure, for ``infra_error`` episodes.
+        attempts: Attempts made (1 + retries after infrastructure failures).
+        duration_s: Wall-clock seconds of the last attempt, reset to grade.
+        started_at: ISO 8601 UTC time the last attempt started.
+        trajectory: Path of the trajectory JSON, relative to the results directory (None if none).
+        conversation: The episode as OpenAI-style chat messages, when the agent kept one.
+        worker: Where it ran (``thread``/``serial`` or the Ray node's IP address).
+    """
+
+    agent: str
+    task_id: str
+    sample: int = Field(ge=0)
+    seed: int
+    status: Status
+    score: float | None = None
+    passed: bool | None = None
+    reward: float | None = None
+    grade: GradeResult | None = None
+    steps: int = Field(0, ge=0)
+    terminated: bool = False
+    truncated: bool = False
+    timed_out: bool = False
+    agent_error: str | None = None
+    infra_error: str | None = None
+    attempts: int = Field(1, ge=1)
+    duration_s: float = Field(0.0, ge=0)
+    started_at: str = ""
+    trajectory: str | None = None
+    conversation: list[dict[str, Any]] | None = None
+    worker: str = ""
+
+    @field_validator("score")
+    @classmethod
+    def _finite(cls, value: float | None) -> float | None:
+        if value is not None and (not math.isfinite(value) or not 0.0 <= value <= 1.0):
+            raise ValueError(f"score must be a finite number in [0, 1] or None, got {value!r}")
+        return value
+
+    def model_post_init(self, context: Any) -> None:
+        if self.status == "graded" and (self.score is None or self.passed is None):
+            raise ValueError("a graded RunResult needs score and passed")
+        if self.status == "infra_error" and (self.score is not None or not self.infra_error):
+            raise ValueError("an infra_error RunResult has no score and names its infra_error")
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        """(agent, task_id, sample): the episode's identity within a run."""
+        return (self.agent, self.task_id, self.sample)
+
+
+class RunConfig(_Model):
+    """What a run was asked to do (``run.json``); a resumed run must ask for the same.
+
+    Attributes:
+        suite: The task directory or suite path as given.
+        task_ids: The tasks run, in order.
+        agents: The agents.
+        samples: Episodes per agent and task (the ``n`` of pass@k).
+        seed: Base reset seed; sample ``i`` uses ``seed + i``.
+        time_limit_s: Wall-clock limit per episode, seconds (None: none).
+        max_retries: Retries of an episode after an infrastructure failure.
+        backend: ``serial``, ``thread`` or ``ray``.
+        jobs: Concurrent episodes (threads; for Ray, in-flight tasks).
+    """
+
+    suite: str
+    task_ids: list[str]
+    agents: list[AgentSpec]
+    samples: int = Field(1, ge=1)
+    seed: int = 0
+    time_limit_s: float | None = Field(None, gt=0)
+    max_retries: int = Field(2, ge=0)
+    backend: Literal["serial", "thread", "ray"] = "thread"
+    jobs: int = Field(1, ge=1)
+
+
+class AgentStats(_Model):
+    """One agent's scores over a run.
+
+    Attributes:
+        agent: The agent's label.
+        episodes: Episodes recorded (graded plus infra errors).
+        graded: Episodes with a score.
+        infra_errors: Episodes without one (excluded from every figure below).
+        mean_score: Mean score over graded episodes (None if none).
+        pass_at_1: Unbiased pass@1, averaged over tasks (None if no task was graded).
+        pass_at_k: Unbiased pass@k per k, averaged over tasks with at least k graded samples.
+        tasks_solved: Tasks with at least one passing sample.
+        mean_duration_s: Mean seconds per graded episode.
+    """
+
+    agent: str
+    episodes: int
+    graded: int
+    infra_errors: int
+    mean_score: float | None
+    pass_at_1: float | None
+    pass_at_k: dict[int, float] = Field(default_factory=dict)
+    tasks_solved: int = 0
+    mean_duration_s: float | None = None
+
+
+class RunSummary(_Model):
+    """A run's outcome (``summary.json``).
+
+    Attributes:
+        config: The run's configuration.
+        episodes: Episodes recorded.
+        agents: Per-agent figures, in the config's agent order.
+        wall_s: Wall-clock seconds of the run (the last invocation, when resumed).
+        resumed: Episodes found finished and not rerun.
+    """
+
+    config: RunConfig
+    episodes: int
+    agents: list[AgentStats]
+    wall_s: float = Field(0.0, ge=0)
+    resumed: int = Field(0, ge=0)
+
+
+def result_path(out: Path, agent: str, task_id: str, sample: int) -> Path:
+    """``<out>/results/<agent>/<task_id>/<sample>.json``."""
+    return out / "results" / agent / task_id / f"{sample}.json"
+
+
+def load_results(out: Path) -> list[RunResult]:
+    """Every RunResult under ``out/results``, sorted by (agent, task_id, sample).
+
+    Raises:
+        RunError: when ``out`` has no ``results`` directory or a file does not validate (the
+            message names the file).
+    """
+    root = out / "results"
+    if not root.is_dir():
+        raise RunError(f"{out}: not a results directory (no results/ inside); run `repogym run ... --out {out}` first")
+    results = []
+    for path in sorted(root.glob("*/*/*.json")):
+        try:
+            results.append(RunResult.model_validate_json(path.read_bytes()))
+        except (ValidationError, OSError) as exc:
+            raise RunError(f"{path}: not a valid RunResult: {str(exc).splitlines()[0]}") from None
+    return sorted(results, key=lambda r: r.key)
