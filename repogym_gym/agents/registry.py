@@ -80,7 +80,7 @@ class AgentSpec(BaseModel):
 
         The file holds a mapping with ``type``, an optional ``label`` and the agent's options at
         top level, e.g. ``{type: openai, label: qwen-7b, model: Qwen2.5-7B, base_url: http://...}``.
-        Relative paths among the options (``actions``, ``script``) stay relative to the caller's
+        Relative paths among the options (``actions_file`` of the scripted agent) stay relative to the caller's
         working directory.
 
         Raises:
