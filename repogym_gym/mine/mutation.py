@@ -33,6 +33,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from repogym_gym.baseline import default_cache_dir
 from repogym_gym.errors import MiningError
 from repogym_gym.metrics import function_metrics
 from repogym_gym.mine.operators import Mutation, apply_mutation, find_mutations, is_equivalent, unified_diff
@@ -117,10 +118,31 @@ def _task_id(package: str, mutation: Mutation) -> str:
     return f"{package}-mut-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
 
 
+#: Longest failure message quoted in a problem statement, characters.
+MAX_STATEMENT_MESSAGE = 200
+
+
+def _statement_message(message: str | None) -> str | None:
+    """A failure message fit for a problem statement: its first line, at most
+    :data:`MAX_STATEMENT_MESSAGE` characters, with this machine's home, temporary and cache
+    directories replaced, so a task reads the same whichever machine mined it (an assertion that
+    prints ``os.environ`` would otherwise quote the miner's paths and variables)."""
+    if not message:
+        return None
+    line = message.strip().splitlines()[0] if message.strip() else ""
+    roots = {str(default_cache_dir()): "<cache>", tempfile.gettempdir(): "<tmp>", str(Path.home()): "<home>"}
+    for root, placeholder in sorted(roots.items(), key=lambda item: -len(item[0])):
+        if len(root) > 1:
+            line = line.replace(root, placeholder)
+    if len(line) > MAX_STATEMENT_MESSAGE:
+        line = line[: MAX_STATEMENT_MESSAGE - 1] + "…"
+    return line or None
+
+
 def _statement(package: str, f2p: list[str], messages: dict[str, str]) -> str:
     lines = [f"Some behaviour of `{package}` is broken: these tests of its own test suite fail.", ""]
     for test_id in f2p[:10]:
-        message = messages.get(test_id)
+        message = _statement_message(messages.get(test_id))
         lines.append(f"- `{test_id}`" + (f": {message}" if message else ""))
     if len(f2p) > 10:
         lines.append(f"- ... and {len(f2p) - 10} more")

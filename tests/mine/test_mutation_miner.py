@@ -153,3 +153,19 @@ def test_only_functions_the_tests_exercise_are_mutated(tmp_path: Path) -> None:
     (tree / "minilib" / "__init__.py").write_text(SOURCE + "\n\ndef never_called(x):\n    return x + 1\n")
     tasks, report = mine(tree, tmp_path / "out", max_tasks=10, max_candidates=200)
     assert tasks and all(t.function != "never_called" for t in tasks)
+
+
+def test_a_statement_quotes_one_short_line_without_this_machines_paths(monkeypatch, tmp_path: Path) -> None:
+    """An assertion printing os.environ once put the miner's PATH and cache path into a problem statement."""
+    from repogym_gym.mine.mutation import MAX_STATEMENT_MESSAGE, _statement
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("REPOGYM_CACHE_DIR", str(cache))
+    leaky = f"assert environ({{'PATH': '{cache}/envs/abc/bin:/usr/bin', 'X': '{'y' * 500}'}}) == {{}}\nsecond line"
+    text = _statement("pkg", ["tests/test_a.py::test_env", "tests/test_a.py::test_b"],
+                      {"tests/test_a.py::test_env": leaky, "tests/test_a.py::test_b": "assert 1 == 2"})
+    env_line = next(line for line in text.splitlines() if "test_env" in line)
+    assert str(cache) not in text and "<cache>/envs/abc/bin" in env_line
+    assert "second line" not in text
+    assert len(env_line) <= len("- `tests/test_a.py::test_env`: ") + MAX_STATEMENT_MESSAGE
+    assert "- `tests/test_a.py::test_b`: assert 1 == 2" in text
