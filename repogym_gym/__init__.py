@@ -12,6 +12,7 @@ Example:
     1.0
 """
 
+from repogym_gym.agents.registry import AgentSpec, make_agent
 from repogym_gym.baseline import BaselineStore
 from repogym_gym.errors import (
     GraderError,
@@ -37,6 +38,7 @@ from repogym_gym.graders import (
 from repogym_gym.grading import default_grader, grade_patch, grade_workspace
 from repogym_gym.junit import JUnitReport, parse_junit_xml
 from repogym_gym.results import CommandResult, GradeComponent, GradeResult
+from repogym_gym.runner import RunResult, RunSummary, pass_at_k, run_suite, run_task
 from repogym_gym.sandbox import LocalSandbox, Sandbox, make_sandbox
 from repogym_gym.spec import TaskSpec
 from repogym_gym.task import Task, load_task, load_tasks
@@ -51,6 +53,7 @@ __version__ = "0.1.0"
 _register_bundled()
 
 __all__ = [
+    "AgentSpec",
     "BaselineStore",
     "CommandResult",
     "CompositeGrader",
@@ -68,6 +71,8 @@ __all__ = [
     "PerfGrader",
     "QualityGrader",
     "RepoGymError",
+    "RunResult",
+    "RunSummary",
     "Sandbox",
     "SandboxError",
     "SetupError",
@@ -85,8 +90,12 @@ __all__ = [
     "grade_workspace",
     "load_task",
     "load_tasks",
+    "make_agent",
     "make_sandbox",
     "parse_junit_xml",
+    "pass_at_k",
     "register_suite",
+    "run_suite",
+    "run_task",
     "validate_task",
 ]

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from repogym_gym.agents.base import Agent
 from repogym_gym.errors import AgentError, AgentNotFoundError
 
-__all__ = ["AGENTS", "AgentSpec", "make_agent"]
+__all__ = ["AGENTS", "AgentSpec", "check_agent_label", "make_agent"]
 
 #: Agent type → ``module:Class``; imported on first use.
 AGENTS: dict[str, str] = {
@@ -38,6 +38,17 @@ AGENTS: dict[str, str] = {
 }
 
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+def check_agent_label(value: str) -> str:
+    """Return ``value`` if it is a valid agent label (it names directories of a results tree).
+
+    Raises:
+        ValueError: unless it is 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit.
+    """
+    if not _LABEL.match(value):
+        raise ValueError(f"agent label {value!r} must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit")
+    return value
 
 
 class AgentSpec(BaseModel):
@@ -66,9 +77,7 @@ class AgentSpec(BaseModel):
     @field_validator("label")
     @classmethod
     def _label_shape(cls, value: str) -> str:
-        if value and not _LABEL.match(value):
-            raise ValueError(f"agent label {value!r} must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit")
-        return value
+        return check_agent_label(value) if value else value
 
     def model_post_init(self, context: Any) -> None:
         if not self.label:

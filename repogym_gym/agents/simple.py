@@ -9,6 +9,7 @@ import shlex
 from collections import deque
 from typing import Any
 
+from repogym_gym.baseline import BaselineStore
 from repogym_gym.errors import PatchError
 from repogym_gym.task import Task
 from repogym_gym.workspace import Workspace
@@ -28,16 +29,20 @@ class NoopAgent:
         return {"kind": "submit"}
 
 
-def golden_actions(task: Task) -> list[dict[str, Any]]:
+def golden_actions(task: Task, store: BaselineStore | None = None) -> list[dict[str, Any]]:
     """The actions that turn the baseline into the golden solution, ending with submit.
 
     One ``write`` per added or modified file and one ``run rm -f`` per deleted file.
+
+    Args:
+        task: The task.
+        store: Baseline cache to build the scratch workspace from (default: the process-wide one).
 
     Raises:
         PatchError: when the golden patch does not apply or changes a binary file.
     """
     actions: list[dict[str, Any]] = []
-    with Workspace.create(task) as ws:
+    with Workspace.create(task, store=store) as ws:
         ws.apply_patch(task.golden_patch())
         for change in ws.snapshot().changes.carried:
             if change.status == "deleted":
@@ -58,9 +63,15 @@ class GoldenAgent:
 
     def __init__(self) -> None:
         self._plan: deque[dict[str, Any]] = deque()
+        self._store: BaselineStore | None = None
+
+    def attach(self, env: Any, deadline: float | None) -> None:
+        """Use the env's baseline cache (so a run's ``cache_dir`` holds golden's baselines too)."""
+        episode = env.get_wrapper_attr("episode")
+        self._store = getattr(episode, "store", None)
 
     def begin(self, task: Task) -> None:
-        self._plan = deque(golden_actions(task))
+        self._plan = deque(golden_actions(task, self._store))
 
     def act(self, observation: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
         return self._plan.popleft() if self._plan else {"kind": "submit"}

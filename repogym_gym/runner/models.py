@@ -20,9 +20,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from repogym_gym.agents.registry import AgentSpec
+from repogym_gym.agents.registry import AgentSpec, check_agent_label
 from repogym_gym.errors import RunError
 from repogym_gym.results import GradeResult
+from repogym_gym.spec import check_task_id
 
 __all__ = ["AgentStats", "RunConfig", "RunResult", "RunSummary", "load_results", "result_path"]
 
@@ -81,6 +82,16 @@ class RunResult(_Model):
     trajectory: str | None = None
     conversation: list[dict[str, Any]] | None = None
     worker: str = ""
+
+    @field_validator("task_id")
+    @classmethod
+    def _task_id(cls, value: str) -> str:
+        return check_task_id(value)  # a '/' would file the result where load_results never looks
+
+    @field_validator("agent")
+    @classmethod
+    def _agent_label(cls, value: str) -> str:
+        return check_agent_label(value)
 
     @field_validator("score")
     @classmethod

@@ -1,0 +1,108 @@
+"""The results directory of a run: ``run.json``, one file per result and trajectory, ``summary.json``.
+
+Every file is written atomically (a temporary file in the same directory, then ``os.replace``),
+so an interrupted run leaves whole files only and can be resumed: episodes with a ``graded``
+result are kept, ``infra_error`` ones are run again (see :func:`open_run`). The layout is in
+:mod:`repogym_gym.runner.models`.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from repogym_gym.agents.registry import AgentSpec
+from repogym_gym.errors import RunError
+from repogym_gym.runner.episode import EpisodeRecord
+from repogym_gym.runner.models import RunConfig, RunResult, RunSummary, load_results, result_path
+
+__all__ = ["RESUME_FIELDS", "open_run", "save_record", "write_atomic", "write_summary"]
+
+#: RunConfig fields a resumed run must repeat; the others (jobs, backend, limits) may change.
+RESUME_FIELDS = ("suite", "task_ids", "agents", "samples", "seed")
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` (utf-8) to ``path`` through a temporary file and ``os.replace``.
+
+    Raises:
+        OSError: when the directory cannot be created or written.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _show(value: object) -> str:
+    """A config value for an error message; agents as their labels, with type and options when they say more."""
+    if isinstance(value, list) and value and all(isinstance(v, AgentSpec) for v in value):
+        return repr([a.label if a.type == a.label and not a.options else f"{a.label} ({a.type}, {a.options})"
+                     for a in value])
+    return repr(value)
+
+
+def open_run(out: Path, config: RunConfig) -> dict[tuple[str, str, int], RunResult]:
+    """Check ``out`` against ``config``, write ``run.json``, and return the results already there.
+
+    Args:
+        out: The results directory (created if missing).
+        config: What this run asks for.
+
+    Returns:
+        (agent, task_id, sample) -> RunResult for every result file found (empty for a new run).
+
+    Raises:
+        RunError: when ``out/run.json`` asks for a different run (the message names the
+            differing fields and says to use a new ``--out``), or cannot be read.
+    """
+    run_file = out / "run.json"
+    previous: dict[tuple[str, str, int], RunResult] = {}
+    if run_file.is_file():
+        try:
+            old = RunConfig.model_validate_json(run_file.read_bytes())
+        except (ValidationError, OSError) as exc:
+            raise RunError(f"{run_file}: not a valid run file: {str(exc).splitlines()[0]}; "
+                           "use a new --out directory") from None
+        differing = [name for name in RESUME_FIELDS if getattr(old, name) != getattr(config, name)]
+        if differing:
+            shown = "; ".join(f"{name}: {_show(getattr(old, name))} before, {_show(getattr(config, name))} now"
+                              for name in differing)
+            raise RunError(f"{out} holds a different run ({', '.join(differing)} differ: {shown}); "
+                           "use a new --out directory to start another run")
+        if (out / "results").is_dir():
+            previous = {r.key: r for r in load_results(out)}
+    write_atomic(run_file, config.model_dump_json(indent=1) + "\n")
+    return previous
+
+
+def save_record(out: Path, record: EpisodeRecord, previous: RunResult | None = None) -> RunResult:
+    """Write a record's trajectory, then its result; drop the trajectory of the result it replaces.
+
+    Returns:
+        The stored RunResult.
+    """
+    result = record.result
+    if result.trajectory and record.trajectory_json is not None:
+        write_atomic(out / result.trajectory, record.trajectory_json)
+    write_atomic(result_path(out, result.agent, result.task_id, result.sample), result.model_dump_json(indent=1) + "\n")
+    if previous is not None and previous.trajectory and previous.trajectory != result.trajectory:
+        stale = out / previous.trajectory
+        if stale.resolve().is_relative_to((out / "trajectories").resolve()):
+            stale.unlink(missing_ok=True)
+    return result
+
+
+def write_summary(out: Path, summary: RunSummary) -> Path:
+    """Write ``out/summary.json`` and return its path."""
+    path = out / "summary.json"
+    write_atomic(path, summary.model_dump_json(indent=1) + "\n")
+    return path

@@ -1,0 +1,86 @@
+"""``repogym run``: a per-agent table, one result file per episode, exit codes scripts can rely on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from repogym_gym.cli import main
+from repogym_gym.runner import RunSummary
+from repogym_gym.task import Task
+
+
+def run_main(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """Run the ``repogym`` entry point in-process: (exit code, stdout, stderr)."""
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    out, err = capsys.readouterr()
+    code = info.value.code
+    return (code if isinstance(code, int) else (0 if code is None else 1)), out, err
+
+
+def table_row(stdout: str, agent: str) -> list[str]:
+    """The cells of ``agent``'s row in the printed table."""
+    rows = [line.strip().replace("┃", "│").strip("│").split("│") for line in stdout.splitlines() if "│" in line or "┃" in line]
+    return next([cell.strip() for cell in row] for row in rows if row[0].strip() == agent)
+
+
+def test_run_prints_per_agent_scores_and_writes_one_result_per_episode(tiny_task: Task, tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    code, stdout, stderr = run_main(["run", str(tiny_task.root), "--agent", "golden", "-a", "noop", "-k", "2",
+                                     "--jobs", "2", "--out", str(out)], capsys)
+    assert code == 0, stderr
+    header = table_row(stdout, "agent")
+    assert header == ["agent", "episodes", "mean score", "pass@1", "pass@2", "tasks solved", "infra errors", "s/episode"]
+    assert table_row(stdout, "golden")[:7] == ["golden", "2", "1.000", "1.000", "1.000", "1", "0"]
+    assert table_row(stdout, "noop")[:7] == ["noop", "2", "0.000", "0.000", "0.000", "0", "0"]
+    assert "4 episodes in " in stdout and f"results in {out}" in stdout
+    assert len(list((out / "results").rglob("*.json"))) == 4
+    assert RunSummary.model_validate_json((out / "summary.json").read_text()).episodes == 4
+    assert "mean score 0.500" in stderr, "the progress bar shows the running mean on stderr"
+
+
+def test_run_of_low_scores_still_exits_zero_into_a_timestamped_runs_directory(
+        tiny_task: Task, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, stdout, stderr = run_main(["run", str(tiny_task.root), "--agent", "noop"], capsys)
+    assert code == 0, stderr
+    [run_dir] = (tmp_path / "runs").iterdir()
+    assert (run_dir / "results" / "noop" / tiny_task.id / "0.json").is_file()
+    assert f"results in {Path('runs') / run_dir.name}" in stdout
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--agent", "nope"], "no agent 'nope'"),
+    (["--agent", "noop", "--time-limit", "0"], "time_limit_s"),
+])
+def test_run_with_bad_options_exits_two_with_one_line(tiny_task: Task, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                      argv: list[str], message: str) -> None:
+    code, stdout, stderr = run_main(["run", str(tiny_task.root), *argv, "--out", str(tmp_path / "run")], capsys)
+    assert (code, stdout) == (2, "")
+    assert message in stderr and "Traceback" not in stderr
+    assert len(stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "run").exists()
+
+
+def test_run_of_a_missing_suite_exits_two(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, stderr = run_main(["run", str(tmp_path / "missing"), "--agent", "noop", "--out", str(tmp_path / "run")], capsys)
+    assert code == 2
+    assert f"no suite '{tmp_path / 'missing'}'" in stderr and "Traceback" not in stderr
+
+
+def test_run_into_a_directory_holding_another_run_exits_two(tiny_task: Task, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    out = str(tmp_path / "run")
+    assert run_main(["run", str(tiny_task.root), "--agent", "noop", "--out", out], capsys)[0] == 0
+    code, _, stderr = run_main(["run", str(tiny_task.root), "--agent", "golden", "--out", out], capsys)
+    assert code == 2
+    assert "(agents differ: agents: ['noop'] before, ['golden'] now); use a new --out" in stderr
+    assert "Traceback" not in stderr
+
+
+def test_run_without_an_agent_is_a_usage_error(tiny_task: Task, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, stderr = run_main(["run", str(tiny_task.root)], capsys)
+    assert code == 2 and "--agent" in stderr
