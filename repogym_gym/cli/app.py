@@ -12,10 +12,14 @@ import sys
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
+from repogym_gym.cli.export import export_command
 from repogym_gym.cli.gym import gym_app
 from repogym_gym.cli.mine import mine_app
 from repogym_gym.cli.realcode import realcode_command
+from repogym_gym.cli.report import leaderboard_command, report_command
+from repogym_gym.cli.run import run_command
 from repogym_gym.cli.tasks import tasks_app
 from repogym_gym.cli.validate import validate_command
 from repogym_gym.errors import RepoGymError
@@ -34,6 +38,10 @@ app.add_typer(gym_app, name="gym")
 app.add_typer(mine_app, name="mine")
 app.command("validate")(validate_command)
 app.command("realcode")(realcode_command)
+app.command("run")(run_command)
+app.command("export")(export_command)
+app.command("report")(report_command)
+app.command("leaderboard")(leaderboard_command)
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 3
@@ -44,11 +52,11 @@ def main(argv: list[str] | None = None) -> None:
     try:
         app(args=argv, prog_name="repogym")
     except RepoGymError as exc:
-        Console(stderr=True).print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        Console(stderr=True).print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(EXIT_BAD_INPUT)
     except Exception as exc:  # noqa: BLE001 - a bug: one line for users, the traceback on request
         if os.environ.get("REPOGYM_DEBUG"):
             raise
-        Console(stderr=True).print(f"[bold red]internal error:[/] {type(exc).__name__}: {exc} "
+        Console(stderr=True).print(f"[bold red]internal error:[/] {type(exc).__name__}: {escape(str(exc))} "
                                    "(set REPOGYM_DEBUG=1 for the traceback)", highlight=False, soft_wrap=True)
         sys.exit(EXIT_INTERNAL)

@@ -1,0 +1,51 @@
+"""repogym_gym.report.plots: labels drawn literally, plot sizes bounded, awkward runs drawn without warnings."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+from repogym_gym.report import load_report
+from repogym_gym.report.plots import (
+    MAX_PLOT_BARS,
+    episode_times,
+    label,
+    plotted_tasks,
+    score_histograms,
+    task_scores,
+)
+from tests.report.results_dirs import synthetic, write_run
+
+
+def png_height(png: bytes) -> int:
+    return struct.unpack(">I", png[20:24])[0]
+
+
+def test_labels_are_cut_with_an_ellipsis_and_never_read_as_maths_or_hidden() -> None:
+    assert label("x" * 50, 10) == "x" * 9 + "…"
+    assert label("cost-$1-$2") == r"cost-\$1-\$2"
+    assert label("_private") == "\u200b_private"  # matplotlib hides legend entries starting with "_"
+
+
+def test_the_per_task_plot_draws_fewer_tasks_when_there_are_many_agents(tmp_path: Path) -> None:
+    agents = [f"agent{i}" for i in range(10)]
+    tasks = [f"t{i:02d}" for i in range(30)]
+    out = write_run(tmp_path / "run", [synthetic(a, t) for a in agents[:1] for t in tasks], agents=agents, task_ids=tasks)
+    report = load_report(out)
+    assert plotted_tasks(report) == tasks[:MAX_PLOT_BARS // 10]
+    assert png_height(task_scores(report)) <= 2200
+
+
+def test_durations_spanning_orders_of_magnitude_and_zero_are_drawn(tmp_path: Path) -> None:
+    out = write_run(tmp_path / "run", [synthetic("a", "t", 0, 1.0, duration_s=0.0),
+                                       synthetic("a", "t", 1, 0.0, duration_s=0.05),
+                                       synthetic("a", "t", 2, 0.0, duration_s=900.0),
+                                       synthetic("b", "t", 0, infra_error="E: x", duration_s=3.0)])
+    report = load_report(out)
+    for png in (episode_times(report), score_histograms(report), task_scores(report)):
+        assert png.startswith(b"\x89PNG")
+
+
+def test_many_agents_get_a_grid_of_histograms_of_bounded_height(tmp_path: Path) -> None:
+    out = write_run(tmp_path / "run", [synthetic(f"agent-{i}", "t", 0, i / 10) for i in range(7)])
+    assert png_height(score_histograms(load_report(out))) <= 900
