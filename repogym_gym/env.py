@@ -41,7 +41,7 @@ from repogym_gym.commands import DEFAULT_ALLOWLIST, CommandRefusedError, check_c
 from repogym_gym.errors import PathEscapeError, RepoGymError, SandboxError, SetupError, SourceError, WorkspaceError
 from repogym_gym.graders.composite import CompositeGrader
 from repogym_gym.graders.testrun import run_tests
-from repogym_gym.grading import grade_workspace
+from repogym_gym.grading import confined, grade_workspace
 from repogym_gym.results import GradeResult
 from repogym_gym.sandbox import LocalSandbox, Sandbox
 from repogym_gym.task import Task
@@ -137,6 +137,8 @@ class RepoEnv:
         self.task = task
         self.sandbox = sandbox or LocalSandbox()
         self.store = store
+        # what commands and grading run in: the task's secrets hidden where the sandbox can hide them
+        self._sandbox = confined(self.sandbox, task, store.cache_dir if store is not None else None)
         if max_steps is not None and max_steps < 1:
             raise ValueError(f"max_steps must be at least 1, got {max_steps}")
         self.max_steps = max_steps if max_steps is not None else task.spec.limits.max_steps
@@ -322,7 +324,7 @@ class RepoEnv:
     def _do_run(self, action: Any) -> Observation:
         check_command(action.command, self.allowlist)
         limits = self.task.spec.limits
-        result = self.sandbox.run(["bash", "-c", action.command], cwd=self._ws().path, timeout_s=limits.command_timeout_s,
+        result = self._sandbox.run(["bash", "-c", action.command], cwd=self._ws().path, timeout_s=limits.command_timeout_s,
                                   env=command_env(self._ws().baseline.python_env), output_limit_bytes=limits.output_limit_bytes)
         status = (f"[timed out after {limits.command_timeout_s:g} s]" if result.timed_out
                   else f"[exit code {result.exit_code}]")
@@ -339,7 +341,7 @@ class RepoEnv:
             copy = Path(tmp) / "repo"
             build_grading_copy(self.task, ws.baseline, changes, copy, hidden=False)
             run = run_tests(spec.tests, repo=copy, scratch=Path(tmp) / "scratch", baseline_tree=ws.baseline.tree,
-                            sandbox=self.sandbox, timeout_s=spec.limits.test_timeout_s,
+                            sandbox=self._sandbox, timeout_s=spec.limits.test_timeout_s,
                             output_limit_bytes=spec.limits.output_limit_bytes, extra_env=command_env(ws.baseline.python_env))
             output = _hide_planted(run.result.tail(6000), run.planted()).replace(str(copy) + "/", "")
         lines = []
@@ -402,7 +404,7 @@ class RepoEnv:
                 truncated: bool = False, reward: float = 0.0) -> StepResult:
         grade = None
         if self._infra_error is None and self.workspace is not None:
-            grade = grade_workspace(self.workspace, sandbox=self.sandbox, grader=self.grader)
+            grade = grade_workspace(self.workspace, sandbox=self._sandbox, grader=self.grader)
             self.last_grade = grade
             if grade.infra_error:
                 self._infra_error = grade.infra_error

@@ -21,16 +21,38 @@ import tempfile
 import time
 from pathlib import Path
 
-from repogym_gym.baseline import Baseline, BaselineStore
+from repogym_gym.baseline import Baseline, BaselineStore, default_cache_dir
 from repogym_gym.errors import PatchError, PathEscapeError, RepoGymError, SetupError, SourceError, WorkspaceError
 from repogym_gym.graders import CompositeGrader, ConstraintGrader, GradingContext, PerfGrader, QualityGrader, TestGrader
 from repogym_gym.graders.composite import combine
+from repogym_gym.graders.testrun import pycache_dir
 from repogym_gym.results import GradeComponent, GradeResult
 from repogym_gym.sandbox import LocalSandbox, Sandbox
 from repogym_gym.task import Task
 from repogym_gym.workspace import Snapshot, Workspace, build_grading_copy
 
-__all__ = ["default_grader", "grade_patch", "grade_snapshot", "grade_workspace"]
+__all__ = ["confined", "default_grader", "grade_patch", "grade_snapshot", "grade_workspace"]
+
+
+def confined(sandbox: Sandbox, task: Task, cache_dir: Path | None = None) -> Sandbox:
+    """``sandbox`` narrowed to ``task``, when it can be (it has a ``scoped`` method, as bubblewrap does).
+
+    Commands then cannot read the task directory (hidden tests, golden patch) nor the cache
+    (baselines, sources with their history); the cache's Python environments and the grader's
+    bytecode cache stay readable, and the task's ``limits`` apply. Grading copies hidden tests
+    in before its commands run, so it needs none of the hidden originals. Other sandboxes are
+    returned unchanged.
+
+    Args:
+        sandbox: The sandbox to narrow.
+        task: The task whose secrets are hidden.
+        cache_dir: The baseline cache (default :func:`~repogym_gym.baseline.default_cache_dir`).
+    """
+    scoped = getattr(sandbox, "scoped", None)
+    if scoped is None:
+        return sandbox
+    cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    return scoped(hide=[task.root, cache], reveal=[cache / "envs", pycache_dir()], limits=task.spec.limits)
 
 
 def default_grader(task: Task) -> CompositeGrader:
@@ -135,6 +157,8 @@ def grade_patch(
     setup fails comes back with ``infra_error``.
     """
     start = time.monotonic()
+    if sandbox is not None:
+        sandbox = confined(sandbox, task, store.cache_dir if store is not None else None)
     try:
         workspace = Workspace.create(task, store=store)
     except (SetupError, SourceError, WorkspaceError) as exc:

@@ -528,6 +528,16 @@ class LimitsSpec(_Strict):
     output_limit_bytes: Annotated[int, Field(ge=1024)] = Field(
         64_000, description="Bytes of stdout (and of stderr) kept per command; the middle is cut with a marker."
     )
+    # Resource limits of a confining sandbox (bubblewrap); null keeps the sandbox's default.
+    cpu_s: Annotated[int, Field(ge=1)] | None = Field(None, description="CPU seconds per process; null: the sandbox's default.")
+    memory_mb: Annotated[int, Field(ge=16)] | None = Field(
+        None, description="Address space per process, MiB (runtimes such as the JVM need several GiB); null: the sandbox's default."
+    )
+    max_processes: Annotated[int, Field(ge=1)] | None = Field(
+        None, description="Processes plus threads a command may run at once; null: the sandbox's default."
+    )
+    file_size_mb: Annotated[int, Field(ge=1)] | None = Field(None, description="Largest file a command may write, MiB; null: the sandbox's default.")
+    tmp_size_mb: Annotated[int, Field(ge=1)] | None = Field(None, description="Size of the command's private /tmp, MiB; null: the sandbox's default.")
 
 
 class TaskSpec(_Strict):

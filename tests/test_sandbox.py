@@ -333,7 +333,7 @@ def test_process_module_docstring_examples_run() -> None:
 def test_make_sandbox_unknown_name_lists_the_valid_names() -> None:
     with pytest.raises(SandboxUnavailableError) as info:
         make_sandbox("nope")
-    assert str(info.value) == "unknown sandbox 'nope'; valid sandboxes are ['local']"
+    assert str(info.value) == "unknown sandbox 'nope'; valid sandboxes are ['bwrap', 'local']"
 
 
 def test_make_sandbox_local_builds_a_sandbox() -> None:

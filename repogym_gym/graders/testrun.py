@@ -44,6 +44,9 @@ import textwrap
 import secrets
 import shlex
 import shutil
+import subprocess
+import tempfile
+import threading
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -53,10 +56,10 @@ from repogym_gym.baseline import default_cache_dir
 from repogym_gym.errors import JUnitParseError
 from repogym_gym.junit import JUnitReport, parse_junit_xml
 from repogym_gym.results import CommandResult
-from repogym_gym.sandbox import Sandbox
+from repogym_gym.sandbox import Sandbox, scrubbed_env
 from repogym_gym.spec import TestSpec
 
-__all__ = ["RUNNER_SCRIPT", "TestRun", "baseline_pytest_settings", "pytest_argv", "run_tests"]
+__all__ = ["RUNNER_SCRIPT", "TestRun", "baseline_pytest_settings", "pytest_argv", "run_tests", "warm_pycache"]
 
 #: The standalone runner script copied next to the grader's ini for every pytest run.
 RUNNER_SCRIPT = Path(__file__).with_name("pytest_runner.py")
@@ -147,6 +150,40 @@ def pytest_argv(spec: TestSpec, repo: Path, ini: Path, junit: Path, sentinel: st
 def pycache_dir() -> Path:
     """The grader-owned bytecode cache (``<cache>/pycache``; created by Python on first use)."""
     return default_cache_dir() / "pycache"
+
+
+_warmed: set[tuple[str, str]] = set()
+_warm_lock = threading.Lock()
+
+
+def warm_pycache(env: Mapping[str, str]) -> None:
+    """Fill the grader's bytecode cache for the ``python`` on ``env``'s PATH, once per process.
+
+    A sandbox that confines the filesystem (bubblewrap) sees the cache read-only, so code under
+    test can never plant bytecode a later run would load; without this trusted warm-up every
+    sandboxed run would compile pytest and the standard library afresh (about 3x slower). It
+    runs pytest on a one-line test in a temporary directory, on the host, with the grader's
+    interpreter flags; a failure only costs speed.
+    """
+    path = scrubbed_env(env).get("PATH")
+    python = shutil.which("python", path=path)
+    key = (str(pycache_dir()), str(python))
+    with _warm_lock:
+        if python is None or key in _warmed:
+            return
+        _warmed.add(key)
+    with tempfile.TemporaryDirectory(prefix="repogym-warm-") as tmp:
+        root = Path(tmp)
+        (root / "test_warm.py").write_text("def test_warm():\n    assert [1] == [1]\n")
+        (root / "pytest.ini").write_text("[pytest]\njunit_family = xunit1\n")
+        argv = [python, "-I", "-X", f"pycache_prefix={pycache_dir()}", "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                "-c", str(root / "pytest.ini"), "--rootdir", tmp, f"--junitxml={root / 'junit.xml'}", str(root / "test_warm.py")]
+        try:
+            subprocess.run(argv, cwd=tmp, env=scrubbed_env({"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}, source={"PATH": path or ""}),
+                           stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+        except (OSError, subprocess.SubprocessError):
+            pass
+        _drop_tree_bytecode(root)
 
 
 def _drop_tree_bytecode(repo: Path) -> None:
@@ -321,13 +358,15 @@ def run_tests(
         selection = scratch / f"selection-{secrets.token_hex(8)}.json"
         selection.write_text(json.dumps(_selection(spec, nonce, sentinel_file)))
         argv = pytest_argv(spec, repo, ini, junit, sentinel_file, runner, selection)
+        warm_pycache(extra_env or {})
         env = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     else:
         argv = ["bash", "-c", spec.command.replace("{junit}", shlex.quote(str(junit)))]
         env = {}
     # the runner's record (every test of the scored files) ends the output: keep room for it
     limit = max(output_limit_bytes, 4_000_000) if nonce else output_limit_bytes
-    result = sandbox.run(argv, cwd=repo, timeout_s=timeout_s, env={**(extra_env or {}), **env}, output_limit_bytes=limit)
+    result = sandbox.run(argv, cwd=repo, timeout_s=timeout_s, env={**(extra_env or {}), **env}, output_limit_bytes=limit,
+                         writable=[scratch])
     if sentinel_id:
         (repo / sentinel_id.split("::")[0]).unlink(missing_ok=True)
     if spec.runner == "pytest":

@@ -1,6 +1,9 @@
 """Sandboxes: where commands of an episode and of grading run.
 
-Backends are resolved lazily by name, so an optional backend's imports cost nothing until used.
+Backends are resolved lazily by name, so an optional backend's imports cost nothing until used:
+``local`` (a plain subprocess, a guardrail for trusted agents) and ``bwrap`` (bubblewrap: a real
+boundary for untrusted ones; see :mod:`repogym_gym.sandbox.bwrap`). :func:`default_sandbox`
+picks between them.
 
 Example:
     >>> make_sandbox("local").name
@@ -16,9 +19,10 @@ from repogym_gym.errors import SandboxUnavailableError
 from repogym_gym.sandbox.base import DEFAULT_ENV_ALLOWLIST, Sandbox, scrubbed_env
 from repogym_gym.sandbox.local import LocalSandbox
 
-__all__ = ["DEFAULT_ENV_ALLOWLIST", "LocalSandbox", "Sandbox", "make_sandbox", "scrubbed_env"]
+__all__ = ["DEFAULT_ENV_ALLOWLIST", "LocalSandbox", "Sandbox", "default_sandbox", "make_sandbox", "scrubbed_env"]
 
 _BACKENDS = {
+    "bwrap": "repogym_gym.sandbox.bwrap:BubblewrapSandbox",
     "local": "repogym_gym.sandbox.local:LocalSandbox",
 }
 
@@ -36,5 +40,26 @@ def make_sandbox(name: str, **kwargs: Any) -> Sandbox:
     module_name, _, attr = target.partition(":")
     sandbox: Sandbox = getattr(importlib.import_module(module_name), attr)(**kwargs)
     if not sandbox.available():
-        raise SandboxUnavailableError(f"sandbox {name!r} is not available on this machine")
+        reason = getattr(sandbox, "unavailable_reason", lambda: None)()
+        raise SandboxUnavailableError(f"sandbox {name!r} is not available on this machine" + (f": {reason}" if reason else ""))
     return sandbox
+
+
+def default_sandbox(trusted: bool, **kwargs: Any) -> Sandbox:
+    """The sandbox for an agent: ``bwrap`` for an untrusted one where bubblewrap runs, else ``local``.
+
+    Trusted agents (golden, scripted, noop) get the local sandbox, the fastest. An untrusted
+    agent (an LLM under training) gets bubblewrap when this machine can run it, and the local
+    sandbox (a guardrail, not a boundary) otherwise; check ``.name`` when that matters.
+
+    Args:
+        trusted: Whether the agent's commands can be trusted with the host.
+        kwargs: Options of the bubblewrap sandbox (``limits``, ``hide``, ...).
+    """
+    if not trusted:
+        from repogym_gym.sandbox.bwrap import BubblewrapSandbox
+
+        sandbox = BubblewrapSandbox(**kwargs)
+        if sandbox.available():
+            return sandbox
+    return LocalSandbox()

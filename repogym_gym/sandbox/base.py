@@ -35,8 +35,14 @@ class Sandbox(Protocol):
         timeout_s: float,
         env: Mapping[str, str] | None = None,
         output_limit_bytes: int = 64_000,
+        writable: Sequence[str | os.PathLike[str]] = (),
     ) -> CommandResult:
-        """Run ``argv`` (no shell; use ``["bash", "-c", cmd]`` for a shell string)."""
+        """Run ``argv`` (no shell; use ``["bash", "-c", cmd]`` for a shell string).
+
+        ``cwd`` is writable; ``writable`` names more directories the command must be able to
+        write (a grader's scratch directory). A backend that confines the filesystem makes
+        nothing else writable; one that does not may ignore ``writable``.
+        """
         ...
 
     def available(self) -> bool:

@@ -42,8 +42,12 @@ class LocalSandbox:
         timeout_s: float,
         env: Mapping[str, str] | None = None,
         output_limit_bytes: int = 64_000,
+        writable: Sequence[str | os.PathLike[str]] = (),
     ) -> CommandResult:
-        """Run ``argv`` in ``cwd``; see :func:`~repogym_gym.sandbox.process.run_process`."""
+        """Run ``argv`` in ``cwd``; see :func:`~repogym_gym.sandbox.process.run_process`.
+
+        ``writable`` is accepted and ignored: nothing is confined here.
+        """
         full_env = scrubbed_env(env, allowlist=self._allowlist)
         return run_process(argv, cwd=cwd, env=full_env, timeout_s=timeout_s, output_limit_bytes=output_limit_bytes)
 

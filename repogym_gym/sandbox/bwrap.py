@@ -1,0 +1,319 @@
+"""BubblewrapSandbox: every command in its own namespaces, as an unprivileged uid, under rlimits.
+
+A command runs as ``prlimit <limits> -- bwrap <mounts> <namespaces> -- setpriv <drop> -- argv``:
+
+- **filesystem**: the host root read-only; the command's ``cwd`` and the ``writable`` directories
+  the only writable binds; a private, size-limited ``/tmp`` and ``/dev/shm``; ``/run`` (hence
+  ``/var/run``), ``/var/tmp``, ``/root`` and ``/home`` empty, so no host unix socket is reachable
+  (a filesystem socket ignores the network namespace); fresh ``/dev`` and ``/proc``. Paths in
+  ``hide`` are covered (an empty tmpfs on a directory; on a file, a device node no command may
+  open) and paths in ``reveal`` bound back read-only; mounts apply parents first, so a
+  workspace inside a hidden directory stays visible and a secret inside a revealed one stays
+  hidden. The running interpreter's installation is always revealed, so ``python`` works
+  wherever it lives (a pyenv build under ``/root``, say).
+- **namespaces**: new PID, network (loopback only), IPC, UTS and cgroup namespaces; bwrap is PID 1
+  of the command and dies with its parent, and the kernel kills every process of a PID namespace
+  when its PID 1 ends, so a ``setsid`` daemon never outlives its command; ``--new-session``.
+- **privileges**: bwrap (started as root) keeps only CAP_SETUID/SETGID/SETPCAP/DAC_OVERRIDE, which
+  it needs to enter the working directory and ``setpriv`` needs to switch to the command's own
+  unprivileged uid (see :mod:`repogym_gym.sandbox.slots`), clear groups, empty every capability
+  set, the bounding set included, and set no-new-privs. Without that switch a root command could
+  remount a read-only bind writable, and RLIMIT_NPROC would not hold. The ``cwd`` and
+  ``writable`` trees are handed to that uid before the command starts (root, the host process,
+  can still read and write everything in them afterwards).
+- **limits**: :class:`~repogym_gym.sandbox.limits.SandboxLimits` through ``prlimit``.
+- **environment**: cleared, then the allowlist of :func:`~repogym_gym.sandbox.base.scrubbed_env`
+  with ``HOME`` and ``TMPDIR`` set to the private ``/tmp``.
+- **output**: streamed with a head+tail cap, the group killed on timeout
+  (:func:`~repogym_gym.sandbox.process.run_process`).
+
+The sandbox needs root (``available()`` is False otherwise, with the reason in
+``unavailable_reason()``). Known gaps: the workspace's own disk use is capped per file
+(RLIMIT_FSIZE), not in total; memory is an address-space cap (see
+:mod:`repogym_gym.sandbox.limits`); output past the cap is dropped, not stopped (the timeout
+bounds an endless stream); ``/sys`` stays readable.
+
+Example:
+    >>> sb = BubblewrapSandbox()                                             # doctest: +SKIP
+    >>> sb.run(["bash", "-c", "id -u; ls /run"], cwd=".", timeout_s=10).stdout  # doctest: +SKIP
+    '61000\\n'
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from repogym_gym.errors import SandboxError
+from repogym_gym.results import CommandResult
+from repogym_gym.sandbox.base import DEFAULT_ENV_ALLOWLIST, scrubbed_env
+from repogym_gym.sandbox.limits import SandboxLimits, prlimit_argv
+from repogym_gym.sandbox.process import run_process
+from repogym_gym.sandbox.slots import SlotPool, hand_over
+
+__all__ = ["BubblewrapSandbox", "SANDBOX_ENV"]
+
+#: Variables every sandboxed command gets (the caller's ``env`` may override them).
+SANDBOX_ENV = {"HOME": "/tmp", "TMPDIR": "/tmp", "USER": "repogym", "LOGNAME": "repogym"}
+#: Host directories replaced by an empty tmpfs (where they exist): socket and home directories.
+EMPTIED_DIRS = ("/run", "/var/tmp", "/root", "/home")
+_HOST_ENV = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"}
+_MB = 1024 * 1024
+_KEPT_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP", "CAP_DAC_OVERRIDE")
+
+_default_pool: SlotPool | None = None
+_pool_lock = threading.Lock()
+_probes: dict[str, str | None] = {}
+
+
+def _shared_pool() -> SlotPool:
+    global _default_pool
+    with _pool_lock:
+        if _default_pool is None:
+            _default_pool = SlotPool()
+        return _default_pool
+
+
+def _real(path: str | os.PathLike[str]) -> str:
+    return os.path.realpath(os.fspath(path))
+
+
+def _interpreter_dirs() -> list[str]:
+    """The running interpreter's installation (a venv and its base, which may live under /root)."""
+    return [_real(p) for p in dict.fromkeys((sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix))]
+
+
+def _depth(path: str) -> int:
+    """Components of a real absolute path ('/' is 1, '/a/b' is 3)."""
+    return path.rstrip("/").count("/") + 1
+
+
+def _under(path: str, parent: str) -> bool:
+    return path == parent or path.startswith(parent.rstrip("/") + "/")
+
+
+class BubblewrapSandbox:
+    """Runs each command in a fresh bubblewrap sandbox (see the module docstring).
+
+    Args:
+        limits: Resource limits (a :class:`SandboxLimits`, or a mapping of its fields).
+        hide: Host paths commands must not read (e.g. a task's hidden tests, a cache).
+        reveal: Paths under ``hide`` bound back read-only (e.g. a Python environment in a cache).
+        env_allowlist: Host variables passed through (default
+            :data:`~repogym_gym.sandbox.base.DEFAULT_ENV_ALLOWLIST`).
+        pool: The uids commands run as (default: one pool shared by the process).
+
+    Example:
+        >>> sb = BubblewrapSandbox(limits={"max_processes": 64}, hide=["/srv/secrets"])
+        >>> sb.limits.max_processes, sb.name
+        (64, 'bwrap')
+    """
+
+    name = "bwrap"
+
+    def __init__(
+        self,
+        *,
+        limits: SandboxLimits | Mapping[str, Any] | None = None,
+        hide: Iterable[str | os.PathLike[str]] = (),
+        reveal: Iterable[str | os.PathLike[str]] = (),
+        env_allowlist: Sequence[str] = DEFAULT_ENV_ALLOWLIST,
+        pool: SlotPool | None = None,
+    ) -> None:
+        self.limits = limits if isinstance(limits, SandboxLimits) else SandboxLimits().merged(limits)
+        self.hide = tuple(dict.fromkeys(_real(p) for p in hide))
+        self.reveal = tuple(dict.fromkeys(_real(p) for p in reveal))
+        self._allowlist = tuple(env_allowlist)
+        self._pool = pool
+        self._bwrap = shutil.which("bwrap")
+        self._prlimit = shutil.which("prlimit")
+        self._setpriv = shutil.which("setpriv")
+
+    def scoped(
+        self,
+        *,
+        hide: Iterable[str | os.PathLike[str]] = (),
+        reveal: Iterable[str | os.PathLike[str]] = (),
+        limits: SandboxLimits | Mapping[str, Any] | BaseModel | None = None,
+    ) -> BubblewrapSandbox:
+        """A sandbox like this one that also hides ``hide``, reveals ``reveal`` and applies the
+        non-None fields of ``limits`` (e.g. a task's :class:`~repogym_gym.spec.LimitsSpec`).
+
+        The new sandbox shares this one's uid pool; this one is unchanged.
+        """
+        merged = limits if isinstance(limits, SandboxLimits) else self.limits.merged(limits)
+        return BubblewrapSandbox(limits=merged, hide=[*self.hide, *hide], reveal=[*self.reveal, *reveal],
+                                 env_allowlist=self._allowlist, pool=self._pool)
+
+    # -- running -----------------------------------------------------------------------------
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str | os.PathLike[str],
+        timeout_s: float,
+        env: Mapping[str, str] | None = None,
+        output_limit_bytes: int = 64_000,
+        writable: Sequence[str | os.PathLike[str]] = (),
+    ) -> CommandResult:
+        """Run ``argv`` (no shell) in ``cwd`` inside a fresh sandbox.
+
+        Args:
+            argv: Program and arguments.
+            cwd: Working directory; writable inside the sandbox, and handed to the command's
+                uid (with everything in it) before the command starts.
+            timeout_s: Seconds before the sandbox is killed.
+            env: Variables on top of the allowlisted host ones and :data:`SANDBOX_ENV`.
+            output_limit_bytes: Bytes of stdout and of stderr kept (head and tail halves).
+            writable: More directories the command may write (handed over like ``cwd``).
+
+        Returns:
+            The CommandResult (``exit_code`` None when ``cwd`` is not a directory).
+
+        Raises:
+            SandboxError: when bubblewrap is missing, a ``writable`` entry is not a directory,
+                or no uid slot frees up.
+
+        Two commands running at once in the same ``cwd`` would take the tree from each other's
+        uid; an episode runs its commands one at a time.
+        """
+        reason = self.unavailable_reason()
+        if reason is not None:
+            raise SandboxError(f"the bwrap sandbox cannot run {list(argv)[:3]}: {reason}")
+        return self._run_checked(argv, cwd, timeout_s=timeout_s, env=env, output_limit_bytes=output_limit_bytes,
+                                 writable=writable)
+
+    def _run_checked(self, argv: Sequence[str], cwd: str | os.PathLike[str], *, timeout_s: float = 30,
+                     env: Mapping[str, str] | None = None, output_limit_bytes: int = 4000,
+                     writable: Sequence[str | os.PathLike[str]] = ()) -> CommandResult:
+        work = _real(cwd)
+        if not os.path.isdir(work):
+            return CommandResult(argv=list(argv), exit_code=None, stderr=f"could not start {argv[0]!r}: "
+                                 f"cwd {os.fspath(cwd)!r} is not a directory", duration_s=0.0)
+        extra = [_real(w) for w in writable]
+        for path, given in zip(extra, writable):
+            if not os.path.isdir(path):
+                raise SandboxError(f"writable={os.fspath(given)!r} is not a directory; create it before the run")
+        pool = self._uid_pool()
+        with pool.slot(prefer=os.stat(work).st_uid) as uid:
+            hand_over([Path(work), *map(Path, extra)], uid, reclaim=pool.uids)
+            command = self.command(argv, cwd=work, env=env, writable=extra, uid=uid)
+            return run_process(command, cwd=work, env=_HOST_ENV, timeout_s=timeout_s,
+                               output_limit_bytes=output_limit_bytes, display_argv=list(argv))
+
+    def command(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str,
+        env: Mapping[str, str] | None = None,
+        writable: Sequence[str] = (),
+        uid: int,
+    ) -> list[str]:
+        """The full host argv that runs ``argv`` as ``uid`` in the sandbox (paths already real)."""
+        limits = self.limits
+        tmp_size = str(limits.tmp_size_mb * _MB)
+        args = [self._prlimit or "prlimit", *prlimit_argv(limits)[1:], self._bwrap or "bwrap", "--ro-bind", "/", "/",
+                "--dev", "/dev", "--proc", "/proc",
+                "--perms", "1777", "--size", tmp_size, "--tmpfs", "/tmp",
+                "--perms", "1777", "--size", tmp_size, "--tmpfs", "/dev/shm"]
+        emptied = [d for d in EMPTIED_DIRS if os.path.isdir(d) and not os.path.islink(d)]
+        for path in emptied:
+            args += ["--tmpfs", path]
+        args += self._mounts(cwd, writable, base_hidden=["/tmp", *emptied])
+        args += ["--chdir", cwd, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+                 "--unshare-cgroup-try", "--hostname", "repogym", "--die-with-parent", "--new-session"]
+        # kept only for bwrap's own chdir (into a tree the command's uid owns) and for setpriv, whose
+        # switch to the slot uid clears them all; it also empties the bounding set
+        args += ["--cap-drop", "ALL", *(a for cap in _KEPT_CAPS for a in ("--cap-add", cap)), "--clearenv"]
+        for key, value in scrubbed_env({**SANDBOX_ENV, **(env or {})}, allowlist=self._allowlist).items():
+            args += ["--setenv", key, value]
+        args += ["--", self._setpriv or "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+                 "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
+        return [*args, *argv]
+
+    def _mounts(self, cwd: str, writable: Sequence[str], base_hidden: Sequence[str]) -> list[str]:
+        """Hide, reveal and writable mounts, parents first (a deeper mount covers a shallower one)."""
+        ops: list[tuple[int, int, str, str]] = []  # (depth, rank, kind, path): equal depth -> binds win
+        ops += [(_depth(p), 0, "hide", p) for p in self.hide if os.path.lexists(p)]
+        ops += [(_depth(p), 1, "reveal", p) for p in dict.fromkeys([*self.reveal, *_interpreter_dirs()])]
+        ops += [(_depth(p), 2, "bind", p) for p in dict.fromkeys([*writable, cwd])]
+        ops.sort()
+        args: list[str] = []
+        applied: list[tuple[str, str]] = [("hide", p) for p in base_hidden]
+        made: set[str] = set()
+
+        def in_tmpfs(path: str) -> bool:
+            covering = [(k, p) for k, p in applied if _under(path, p)]
+            return max(covering, key=lambda kp: _depth(kp[1]), default=("", ""))[0] == "hide"
+
+        for _, _, kind, path in ops:
+            if kind == "hide":
+                if in_tmpfs(path):
+                    continue  # already under an empty directory
+                if os.path.isdir(path) and not os.path.islink(path):
+                    args += ["--tmpfs", path]
+                else:
+                    args += ["--ro-bind", "/dev/null", path]
+            else:
+                # bwrap makes missing parents 0700 (root's); the command's uid must traverse them
+                for parent in reversed(Path(path).parents[:-1]):
+                    if str(parent) not in made and in_tmpfs(str(parent)) and ("hide", str(parent)) not in applied:
+                        args += ["--perms", "0755", "--dir", str(parent)]
+                        made.add(str(parent))
+                args += ["--ro-bind-try", path, path] if kind == "reveal" else ["--bind", path, path]
+            applied.append((kind, path))
+        return args
+
+    def _uid_pool(self) -> SlotPool:
+        return self._pool if self._pool is not None else _shared_pool()
+
+    # -- availability ------------------------------------------------------------------------
+
+    def unavailable_reason(self) -> str | None:
+        """Why this machine cannot run the sandbox (None when it can); probed once per process."""
+        tools = (("bwrap", self._bwrap), ("prlimit", self._prlimit), ("setpriv", self._setpriv))
+        missing = [name for name, found in tools if not found]
+        if missing:
+            return (f"{', '.join(missing)} not found on PATH; install Debian's bubblewrap and util-linux "
+                    "(apt-get install bubblewrap util-linux)")
+        if os.geteuid() != 0:
+            return ("it must run as root, to start each command as a dedicated unprivileged uid (the kernel "
+                    f"ignores the process limit for root, and counts it per uid); this process is uid {os.geteuid()}")
+        key = str(self._bwrap)
+        if key not in _probes:
+            _probes[key] = self._probe()
+        return _probes[key]
+
+    def _probe(self) -> str | None:
+        try:
+            with tempfile.TemporaryDirectory(prefix="repogym-bwrap-probe-") as tmp:
+                result = BubblewrapSandbox(pool=self._pool)._run_checked([sys.executable, "-c", "print('ok')"], tmp)
+        except SandboxError as exc:
+            return str(exc)
+        if result.exit_code == 0 and result.stdout.strip() == "ok":
+            return None
+        return f"a probe sandbox failed (exit {result.exit_code}): {result.tail(400).strip()}"
+
+    def available(self) -> bool:
+        """True when this process is root, bwrap, prlimit and setpriv exist and a probe command runs."""
+        return self.unavailable_reason() is None
+
+    def close(self) -> None:
+        """Nothing to release (each command's sandbox ends with it); idempotent."""
+        return None
+
+    def __enter__(self) -> BubblewrapSandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
