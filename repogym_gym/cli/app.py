@@ -14,6 +14,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from repogym_gym.cli.envs import envs_app
 from repogym_gym.cli.export import export_command
 from repogym_gym.cli.gym import gym_app
 from repogym_gym.cli.mine import mine_app
@@ -36,6 +37,7 @@ app = typer.Typer(
 app.add_typer(tasks_app, name="tasks")
 app.add_typer(gym_app, name="gym")
 app.add_typer(mine_app, name="mine")
+app.add_typer(envs_app, name="envs")
 app.command("validate")(validate_command)
 app.command("realcode")(realcode_command)
 app.command("run")(run_command)

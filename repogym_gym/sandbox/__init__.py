@@ -23,6 +23,7 @@ __all__ = ["DEFAULT_ENV_ALLOWLIST", "LocalSandbox", "Sandbox", "default_sandbox"
 
 _BACKENDS = {
     "bwrap": "repogym_gym.sandbox.bwrap:BubblewrapSandbox",
+    "docker": "repogym_gym.sandbox.docker:DockerSandbox",
     "local": "repogym_gym.sandbox.local:LocalSandbox",
 }
 
