@@ -29,7 +29,10 @@ class Agent(Protocol):
       ``deadline`` the ``time.monotonic()`` value by which the episode must end, or None;
     - ``conversation() -> list[dict] | None``: the episode as OpenAI-style chat messages, when
       the agent kept one (LLM agents); the runner stores it for export;
-    - ``close()``: release what the agent holds (HTTP clients, processes).
+    - ``close()``: release what the agent holds (HTTP clients, processes);
+    - ``trusted: bool`` (attribute): True when the agent's commands may run unconfined (golden,
+      noop, scripted); absent means untrusted, and the runner's ``sandbox="auto"`` then picks
+      bubblewrap where it runs.
 
     ``act`` raising :class:`~repogym_gym.errors.AgentInfraError` means the agent's backend
     failed (the runner retries the episode); any other exception ends the episode, which is

@@ -154,6 +154,8 @@ class ChatAgent:
     """
 
     name = "chat"
+    #: A model's commands are untrusted: the runner confines them (bubblewrap where it runs).
+    trusted = False
 
     def __init__(self, backend: ChatBackend, *, max_model_calls: int = 100, system_prompt: str = SYSTEM_PROMPT) -> None:
         if max_model_calls < 1:

@@ -42,6 +42,8 @@ class ScriptedAgent:
     """
 
     name = "scripted"
+    #: Its actions were written by the user: the fastest (local) sandbox is enough.
+    trusted = True
 
     def __init__(self, actions: list[dict[str, Any]] | None = None,
                  actions_file: str | os.PathLike[str] | None = None) -> None:

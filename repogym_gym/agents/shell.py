@@ -59,6 +59,8 @@ class ShellAgent:
     """
 
     name = "shell"
+    #: An external agent's commands through the env are untrusted (its own process runs on the host).
+    trusted = False
 
     def __init__(self, command: str, timeout_s: float = 600.0, env_passthrough: Sequence[str] = (),
                  output_limit_bytes: int = 64_000) -> None:

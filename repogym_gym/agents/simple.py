@@ -21,6 +21,8 @@ class NoopAgent:
     """Submits the untouched repository."""
 
     name = "noop"
+    #: It runs no command: the fastest (local) sandbox is enough.
+    trusted = True
 
     def begin(self, task: Task) -> None:
         return None
@@ -60,6 +62,8 @@ class GoldenAgent:
     """Writes the golden solution through the env's own actions, then submits."""
 
     name = "golden"
+    #: It only writes the golden patch's files: the fastest (local) sandbox is enough.
+    trusted = True
 
     def __init__(self) -> None:
         self._plan: deque[dict[str, Any]] = deque()

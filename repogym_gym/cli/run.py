@@ -58,6 +58,9 @@ def run_command(
     max_retries: Annotated[int, typer.Option("--max-retries", min=0, help="Retries of an episode after an "
                                              "infrastructure failure.")] = 2,
     seed: Annotated[int, typer.Option(help="Base reset seed; sample i uses seed + i.")] = 0,
+    sandbox: Annotated[str, typer.Option(help="Where commands and grading run: auto (local for golden, noop "
+                                         "and scripted agents; bubblewrap for the others where it runs), "
+                                         "local or bwrap.")] = "auto",
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Results directory; an existing run there is "
                                              "resumed. Default: runs/<timestamp>.", show_default=False)] = None,
 ) -> None:
@@ -65,7 +68,8 @@ def run_command(
     scores. Exit code 0 once the run completed, whatever the scores; 2 on bad input."""
     out = out if out is not None else Path("runs") / datetime.now().strftime("%Y%m%d-%H%M%S")
     summary = run_suite(suite, agent, out=out, samples=samples, seed=seed, jobs=jobs, backend=backend.value,
-                        ray_address=ray_address, time_limit_s=time_limit, max_retries=max_retries, progress=True)
+                        ray_address=ray_address, time_limit_s=time_limit, max_retries=max_retries, progress=True,
+                        sandbox=sandbox)
     console = stdout_console()
     console.print(_table(summary.agents, samples))
     resumed = f" ({summary.resumed} resumed)" if summary.resumed else ""

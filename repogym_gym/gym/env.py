@@ -76,7 +76,8 @@ class RepoGymEnv(gym.Env[dict[str, Any], Any]):
         task: A Task, task directory or bundled task id (exclusive with ``suite``).
         suite: A bundled suite name or a suite directory to draw tasks from.
         render_mode: None or ``"ansi"``.
-        sandbox: Sandbox name (``"local"``).
+        sandbox: Sandbox name: ``"local"``, ``"bwrap"``, or ``"auto"`` (bubblewrap where it
+            runs, else local: the choice for an untrusted policy); :attr:`sandbox_name` says which.
         reward_shaping: Opt-in shaping (at most 0.1 per episode).
         max_steps: Step budget (default: each task's ``limits.max_steps``).
         trajectory_dir: Write a trajectory JSON per episode here.
@@ -114,6 +115,11 @@ class RepoGymEnv(gym.Env[dict[str, Any], Any]):
         self._sandbox = make_sandbox(sandbox)
         self._store = BaselineStore(Path(cache_dir)) if cache_dir else None
         self._episode: RepoEnv | None = None
+
+    @property
+    def sandbox_name(self) -> str:
+        """The name of the sandbox commands and grading run in (``local``, ``bwrap`` ...)."""
+        return self._sandbox.name
 
     # -- gymnasium API -----------------------------------------------------------------------
 
@@ -155,6 +161,7 @@ class RepoGymEnv(gym.Env[dict[str, Any], Any]):
         if self._episode is not None:
             self._episode.close()
             self._episode = None
+        self._sandbox.close()  # made by this env (make_sandbox); Docker's holds a client and containers
         super().close()
 
     # -- helpers -----------------------------------------------------------------------------

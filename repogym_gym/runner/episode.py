@@ -51,6 +51,10 @@ class EpisodeJob(BaseModel):
             ``retry_backoff_s * 2**i``.
         cache_dir: Baseline cache directory for the env (None: the worker's default).
         backend: The backend running it (``ray`` jobs report their node's IP as the worker).
+        sandbox: Where the episode's commands and grading run: a sandbox name (``local``,
+            ``bwrap`` ...) or ``auto``: ``local`` for a trusted agent (``agent.trusted``: golden,
+            noop, scripted), else bubblewrap where it runs (see
+            :func:`~repogym_gym.sandbox.default_sandbox`).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -65,6 +69,7 @@ class EpisodeJob(BaseModel):
     retry_backoff_s: float = Field(1.0, ge=0)
     cache_dir: str | None = None
     backend: Literal["serial", "thread", "ray"] = "serial"
+    sandbox: str = "auto"
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -106,21 +111,23 @@ def infra_record(job: EpisodeJob, message: str, *, attempts: int = 1, worker: st
         infra_error=message, attempts=attempts, started_at=_now(), worker=worker or job.backend))
 
 
-def _attempt(job: EpisodeJob, trajectory_dir: Path) -> tuple[EpisodeOutcome, list[dict[str, Any]] | None]:
-    """One try: a fresh env and agent, one episode, both closed afterwards."""
-    env = RepoGymEnv(task=job.task_dir, trajectory_dir=str(trajectory_dir), cache_dir=job.cache_dir)
+def _attempt(job: EpisodeJob, trajectory_dir: Path) -> tuple[EpisodeOutcome, list[dict[str, Any]] | None, str]:
+    """One try: a fresh agent and env, one episode, both closed afterwards."""
+    agent = job.agent.build()
     try:
-        agent = job.agent.build()
+        sandbox = "local" if job.sandbox == "auto" and getattr(agent, "trusted", False) else job.sandbox
+        env = RepoGymEnv(task=job.task_dir, trajectory_dir=str(trajectory_dir), cache_dir=job.cache_dir, sandbox=sandbox)
         try:
+            used = env.sandbox_name
             outcome = run_episode(env, agent, seed=job.seed, time_limit_s=job.time_limit_s)
             conversation = agent.conversation() if callable(getattr(agent, "conversation", None)) else None
         finally:
-            close = getattr(agent, "close", None)
-            if callable(close):
-                close()
+            env.close()
     finally:
-        env.close()
-    return outcome, conversation
+        close = getattr(agent, "close", None)
+        if callable(close):
+            close()
+    return outcome, conversation, used
 
 
 def run_job(job: EpisodeJob) -> EpisodeRecord:
@@ -134,10 +141,10 @@ def run_job(job: EpisodeJob) -> EpisodeRecord:
     attempt = 0
     while True:
         started_at, start = _now(), time.monotonic()
-        outcome, conversation, trajectory_json = None, None, None
+        outcome, conversation, trajectory_json, used = None, None, None, ""
         with tempfile.TemporaryDirectory(prefix="repogym-episode-") as tmp:
             try:
-                outcome, conversation = _attempt(job, Path(tmp))
+                outcome, conversation, used = _attempt(job, Path(tmp))
                 infra = outcome.info.get("infra_error")
                 if infra is None and "score" not in outcome.info:
                     infra = "the episode ended without a grade"
@@ -155,7 +162,7 @@ def run_job(job: EpisodeJob) -> EpisodeRecord:
     trajectory = f"trajectories/{job.agent.label}/{Path(trajectory_file).name}" if trajectory_json else None
     common: dict[str, Any] = dict(
         agent=job.agent.label, task_id=job.task_id, sample=job.sample, seed=job.seed, attempts=attempt + 1,
-        started_at=started_at, duration_s=time.monotonic() - start, trajectory=trajectory, worker=worker)
+        started_at=started_at, duration_s=time.monotonic() - start, trajectory=trajectory, worker=worker, sandbox=used)
     if outcome is not None:
         common |= dict(steps=outcome.steps, terminated=outcome.terminated, truncated=outcome.truncated,
                        timed_out=outcome.timed_out, agent_error=outcome.agent_error, duration_s=outcome.duration_s)

@@ -59,6 +59,8 @@ class RunResult(_Model):
         trajectory: Path of the trajectory JSON, relative to the results directory (None if none).
         conversation: The episode as OpenAI-style chat messages, when the agent kept one.
         worker: Where it ran (``thread``/``serial`` or the Ray node's IP address).
+        sandbox: The sandbox its commands and grading ran in (``local``, ``bwrap`` ...; "" when
+            the episode could not start).
     """
 
     agent: str
@@ -82,6 +84,7 @@ class RunResult(_Model):
     trajectory: str | None = None
     conversation: list[dict[str, Any]] | None = None
     worker: str = ""
+    sandbox: str = ""
 
     @field_validator("task_id")
     @classmethod
@@ -125,6 +128,8 @@ class RunConfig(_Model):
         max_retries: Retries of an episode after an infrastructure failure.
         backend: ``serial``, ``thread`` or ``ray``.
         jobs: Concurrent episodes (threads; for Ray, in-flight tasks).
+        sandbox: The sandbox asked for (``auto``: local for trusted agents, else bubblewrap
+            where it runs).
     """
 
     suite: str
@@ -136,6 +141,7 @@ class RunConfig(_Model):
     max_retries: int = Field(2, ge=0)
     backend: Literal["serial", "thread", "ray"] = "thread"
     jobs: int = Field(1, ge=1)
+    sandbox: str = "auto"
 
 
 class AgentStats(_Model):

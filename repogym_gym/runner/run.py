@@ -30,6 +30,7 @@ from repogym_gym.runner.models import RunConfig, RunResult, RunSummary, load_res
 from repogym_gym.runner.progress import RunProgress
 from repogym_gym.runner.ray_backend import check_address, import_ray
 from repogym_gym.runner.stats import agent_stats
+from repogym_gym.sandbox import make_sandbox
 from repogym_gym.runner.store import open_run, save_record, write_summary
 from repogym_gym.task import Task, format_validation_error, load_tasks
 
@@ -100,7 +101,7 @@ def run_suite(tasks: TaskSource, agents: Sequence[AgentSpec | str], *, out: str 
               ray_address: str | None = None, time_limit_s: float | None = None, max_retries: int = 2,
               retry_backoff_s: float = 1.0, progress: bool = False,
               on_result: Callable[[RunResult], None] | None = None,
-              cache_dir: str | os.PathLike[str] | None = None) -> RunSummary:
+              cache_dir: str | os.PathLike[str] | None = None, sandbox: str = "auto") -> RunSummary:
     """Run every agent on every task ``samples`` times and write the results under ``out``.
 
     Args:
@@ -125,6 +126,9 @@ def run_suite(tasks: TaskSource, agents: Sequence[AgentSpec | str], *, out: str 
             written (not for resumed episodes).
         cache_dir: Baseline cache directory (default ``$REPOGYM_CACHE_DIR`` or the user
             cache); Ray tasks get it as ``REPOGYM_CACHE_DIR``.
+        sandbox: Where commands and grading run: ``auto`` (the local sandbox for trusted
+            agents such as golden, noop and scripted; bubblewrap for the others where it runs,
+            else local), or a sandbox name (``local``, ``bwrap``). Each result records the one used.
 
     Returns:
         The run summary, also written to ``out/summary.json``.
@@ -134,6 +138,7 @@ def run_suite(tasks: TaskSource, agents: Sequence[AgentSpec | str], *, out: str 
         AgentNotFoundError, AgentError: for an unknown or misconfigured agent.
         RunError: for bad options, a results directory holding a different run, or a Ray
             backend that is missing or unreachable.
+        SandboxUnavailableError: for an unknown sandbox, or one this machine cannot run.
     """
     start = time.monotonic()
     task_list, suite = resolve_tasks(tasks)
@@ -144,11 +149,14 @@ def run_suite(tasks: TaskSource, agents: Sequence[AgentSpec | str], *, out: str 
         import_ray()
         if ray_address:
             check_address(ray_address)
+    if sandbox != "auto":
+        make_sandbox(sandbox).close()  # an unknown or unavailable sandbox fails before anything is written
     if not retry_backoff_s >= 0:
         raise RunError(f"retry_backoff_s must be a number of seconds >= 0, got {retry_backoff_s!r}")
     try:
         config = RunConfig(suite=suite, task_ids=[t.id for t in task_list], agents=specs, samples=samples, seed=seed,
-                           time_limit_s=time_limit_s, max_retries=max_retries, backend=backend, jobs=jobs)
+                           time_limit_s=time_limit_s, max_retries=max_retries, backend=backend, jobs=jobs,
+                           sandbox=sandbox)
     except ValidationError as exc:
         raise RunError(format_validation_error(exc, "run options")) from None
     out = Path(out)
@@ -165,7 +173,8 @@ def run_suite(tasks: TaskSource, agents: Sequence[AgentSpec | str], *, out: str 
                     continue
                 todo.append(EpisodeJob(task_dir=str(task.root), task_id=task.id, agent=spec, sample=sample,
                                        seed=seed + sample, time_limit_s=time_limit_s, max_retries=max_retries,
-                                       retry_backoff_s=retry_backoff_s, cache_dir=cache, backend=backend))
+                                       retry_backoff_s=retry_backoff_s, cache_dir=cache, backend=backend,
+                                       sandbox=sandbox))
     resumed = len(results)
     bar = RunProgress(total=resumed + len(todo), enabled=progress)
     for result in results.values():

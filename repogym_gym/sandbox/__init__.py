@@ -31,13 +31,18 @@ _BACKENDS = {
 def make_sandbox(name: str, **kwargs: Any) -> Sandbox:
     """Build the sandbox called ``name`` with ``kwargs``.
 
+    ``"auto"`` is :func:`default_sandbox` for an untrusted agent: bubblewrap where it runs,
+    else the local sandbox.
+
     Raises:
         SandboxUnavailableError: for an unknown name (the message lists the valid ones) or a
             backend that is not available on this machine.
     """
+    if name == "auto":
+        return default_sandbox(trusted=False, **kwargs)
     target = _BACKENDS.get(name)
     if target is None:
-        raise SandboxUnavailableError(f"unknown sandbox {name!r}; valid sandboxes are {sorted(_BACKENDS)}")
+        raise SandboxUnavailableError(f"unknown sandbox {name!r}; valid sandboxes are {sorted([*_BACKENDS, 'auto'])}")
     module_name, _, attr = target.partition(":")
     sandbox: Sandbox = getattr(importlib.import_module(module_name), attr)(**kwargs)
     if not sandbox.available():

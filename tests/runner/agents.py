@@ -79,3 +79,18 @@ class FlakyBackendAgent:
         if seen < self.failures:
             raise AgentInfraError("model server at http://127.0.0.1:9 refused the connection")
         return SUBMIT
+
+
+class FixAgent:
+    """Writes the tiny task's fix, then submits; it says nothing of trust, so it counts as untrusted."""
+
+    name = "fix"
+
+    def begin(self, task: Task) -> None:
+        self.wrote = False
+
+    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
+        if not self.wrote:
+            self.wrote = True
+            return {"kind": "write", "path": "calc/__init__.py", "content": FIXED_SOURCE}
+        return SUBMIT

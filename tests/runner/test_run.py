@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 
 from repogym_gym.agents.registry import AGENTS, AgentSpec
-from repogym_gym.errors import AgentNotFoundError, RunError, TaskNotFoundError
+from repogym_gym.errors import AgentNotFoundError, RunError, SandboxUnavailableError, TaskNotFoundError
 from repogym_gym.runner import RunConfig, RunResult, RunSummary, load_results, result_path, run_suite, run_task
 from repogym_gym.task import Task
 from repogym_gym.trajectory import Trajectory
 from tests.conftest import FIXED_SOURCE, STARTER, MakeTask
+from tests.sandbox.conftest import require_bwrap
 
 STARTER_IDS = sorted(p.name for p in STARTER.iterdir() if (p / "task.yaml").is_file())
 #: (agent, task, sample, score, passed) of golden and noop on the starter suite, whatever the backend.
@@ -31,7 +32,8 @@ def mtimes(root: Path) -> dict[Path, int]:
 @pytest.fixture
 def test_agents(monkeypatch: pytest.MonkeyPatch) -> None:
     """Register the runner's test agents (tests/runner/agents.py) in the agent map."""
-    for name, cls in {"sleepy": "SleepyAgent", "fix-then-crash": "FixThenCrashAgent", "flaky": "FlakyBackendAgent"}.items():
+    for name, cls in {"sleepy": "SleepyAgent", "fix-then-crash": "FixThenCrashAgent", "flaky": "FlakyBackendAgent",
+                      "fix": "FixAgent"}.items():
         monkeypatch.setitem(AGENTS, name, f"tests.runner.agents:{cls}")
 
 
@@ -219,4 +221,19 @@ def test_bad_run_options_raise_run_error(tiny_task: Task, tmp_path: Path, agents
                                           options: dict[str, object], message: str) -> None:
     with pytest.raises(RunError, match=message):
         run_suite([tiny_task], agents, out=tmp_path / "run", **options)  # type: ignore[arg-type]
+    assert not (tmp_path / "run").exists()
+
+
+def test_auto_confines_untrusted_agents_in_bubblewrap_and_runs_trusted_ones_locally(
+        test_agents: None, tiny_task: Task, tmp_path: Path) -> None:
+    require_bwrap()
+    run_suite([tiny_task], ["golden", "fix"], out=tmp_path / "run", backend="serial")
+    by_agent = {r.agent: r for r in load_results(tmp_path / "run")}
+    assert (by_agent["golden"].sandbox, by_agent["golden"].score) == ("local", 1.0)
+    assert (by_agent["fix"].sandbox, by_agent["fix"].score) == ("bwrap", 1.0)
+
+
+def test_an_unknown_sandbox_fails_before_the_run_starts_naming_the_valid_ones(tiny_task: Task, tmp_path: Path) -> None:
+    with pytest.raises(SandboxUnavailableError, match="unknown sandbox 'vm'; valid sandboxes are"):
+        run_suite([tiny_task], ["golden"], out=tmp_path / "run", sandbox="vm")
     assert not (tmp_path / "run").exists()
