@@ -31,6 +31,8 @@ Messages name the field and the value, and say what to do.
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "AgentError",
     "AgentInfraError",
@@ -52,6 +54,7 @@ __all__ = [
     "TaskNotFoundError",
     "TaskSpecError",
     "WorkspaceError",
+    "validation_summary",
 ]
 
 
@@ -133,3 +136,43 @@ class AgentInfraError(RepoGymError, ConnectionError):
 
 class RunError(RepoGymError):
     """A run's results directory or a results file that cannot be read or resumed."""
+
+
+#: Longest value quoted by :func:`validation_summary`, characters.
+_VALUE_LIMIT = 80
+
+
+def validation_summary(exc: Any) -> str:
+    """The first problem of a pydantic ``ValidationError`` on one line, naming the field and the value.
+
+    ``field.path: problem (got value)``, then ``(and N more problems)`` when there are more; a
+    file that is not JSON at all reads ``Invalid JSON: ...``. Any other exception (an ``OSError``
+    reading the file) gives its own message.
+
+    Example:
+        >>> from pydantic import BaseModel, ValidationError
+        >>> class M(BaseModel):
+        ...     n: int
+        ...     s: str
+        >>> try:
+        ...     M.model_validate({"n": "many"})
+        ... except ValidationError as exc:
+        ...     print(validation_summary(exc))
+        n: Input should be a valid integer, unable to parse string as an integer (got 'many') (and 1 more problem)
+    """
+    if not callable(getattr(exc, "errors", None)):  # an OSError reading the file, say
+        return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    errors = exc.errors()
+    if not errors:
+        return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    first = errors[0]
+    loc = ".".join(str(part) for part in first.get("loc", ()))
+    msg = str(first.get("msg", "")).removeprefix("Value error, ")
+    shown = ""
+    if first.get("type") not in ("missing", "json_invalid") and "input" in first:
+        value = repr(first["input"])
+        value = value if len(value) <= _VALUE_LIMIT else value[:_VALUE_LIMIT - 3] + "..."
+        shown = "" if value in msg else f" (got {value})"
+    more = len(errors) - 1
+    rest = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
+    return f"{loc + ': ' if loc else ''}{msg}{shown}{rest}"

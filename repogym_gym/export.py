@@ -29,7 +29,7 @@ from typing import Any, TextIO
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from repogym_gym.conversation import trajectory_messages
-from repogym_gym.errors import RunError
+from repogym_gym.errors import RunError, validation_summary
 from repogym_gym.gym.tools import tool_schema
 from repogym_gym.results import Role
 from repogym_gym.runner.models import RunResult, Status, load_results, result_path
@@ -120,7 +120,7 @@ def _messages(result: RunResult, results_dir: Path) -> list[dict[str, Any]]:
     except OSError as exc:
         raise RunError(f"{path}: trajectory of {_result_name(result, results_dir)} cannot be read: {exc.strerror or exc}") from None
     except ValidationError as exc:
-        raise RunError(f"{path}: not a valid Trajectory: {str(exc).splitlines()[0]}") from None
+        raise RunError(f"{path}: not a valid Trajectory: {validation_summary(exc)}") from None
     return trajectory_messages(trajectory)
 
 

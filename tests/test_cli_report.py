@@ -138,7 +138,7 @@ def test_leaderboard_ranks_the_agents_of_several_runs(run: Path, tmp_path: Path,
 
 def corrupt(run: Path) -> tuple[Path, str]:
     (run / "results" / "golden" / "alpha" / "1.json").write_text('{"agent": "golden"}')
-    return run, "1.json: not a valid RunResult"
+    return run, "1.json: not a valid RunResult: task_id: Field required (and 3 more problems)"
 
 
 @pytest.mark.parametrize("command", [["export"], ["report"], ["report", "-f", "html"], ["leaderboard"]])
@@ -155,6 +155,32 @@ def test_bad_results_dirs_exit_two_with_one_line_naming_the_file(
     assert message in err
     assert len(err.strip().splitlines()) == 1, err
     assert "Traceback" not in out + err
+
+
+@pytest.mark.parametrize(("text", "problem"), [
+    ('{"agent": "golden", "task_id":', "Invalid JSON: EOF while parsing a value at line 1 column 30"),
+    ("", "Invalid JSON: EOF while parsing a value at line 1 column 0"),
+    ("[1, 2]", "Input should be an object (got [1, 2])"),
+])
+def test_a_truncated_or_malformed_result_file_says_what_is_wrong_with_it(
+        run: Path, capsys: pytest.CaptureFixture[str], text: str, problem: str) -> None:
+    (run / "results" / "golden" / "alpha" / "1.json").write_text(text)
+    code, _, err = run_main(["report", str(run)], capsys)
+    assert code == 2
+    assert err.strip() == f"error: {run / 'results' / 'golden' / 'alpha' / '1.json'}: not a valid RunResult: {problem}"
+
+
+def test_a_bad_report_format_is_one_error_line(run: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_main(["report", str(run), "--format", "pdf"], capsys)
+    assert (code, out) == (2, "")
+    assert err.strip() == ("error: Invalid value for '--format' / '-f': 'pdf' is not one of 'terminal', 'markdown', "
+                           "'html'. (see 'repogym report --help')")
+
+
+def test_the_leaderboard_explains_pass_at_1_and_pass_at_k(run: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_main(["leaderboard", str(run), "-k", "2"], capsys)
+    assert code == 0, err
+    assert "pass@1: the chance that one sampled episode" in out and "pass@2: the chance that at least one of 2" in out
 
 
 def test_the_installed_command_exits_two_on_a_missing_dir(tmp_path: Path) -> None:

@@ -54,14 +54,19 @@ def test_run_of_low_scores_still_exits_zero_into_a_timestamped_runs_directory(
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["--agent", "nope"], "no agent 'nope'"),
-    (["--agent", "noop", "--time-limit", "0"], "time_limit_s"),
+    (["--agent", "noop", "--time-limit", "0"], "error: Invalid value for '--time-limit': must be more than 0 seconds, got 0"),
+    (["--agent", "noop", "--jobs", "0"], "error: Invalid value for '--jobs' / '-j': Input should be greater than or equal to 1"),
+    (["--agent", "noop", "--backend", "nowhere"], "error: Invalid value for '--backend': 'nowhere' is not one of"),
+    (["--agent", "noop", "--max-retries", "-1"], "error: Invalid value for '--max-retries'"),
+    (["--agent", "noop", "--no-such-option"], "error: No such option: --no-such-option"),
 ])
 def test_run_with_bad_options_exits_two_with_one_line(tiny_task: Task, tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                       argv: list[str], message: str) -> None:
     code, stdout, stderr = run_main(["run", str(tiny_task.root), *argv, "--out", str(tmp_path / "run")], capsys)
     assert (code, stdout) == (2, "")
     assert message in stderr and "Traceback" not in stderr
-    assert len(stderr.strip().splitlines()) == 1
+    assert len(stderr.strip().splitlines()) == 1, stderr
+    assert "╭" not in stderr and "Value error, " not in stderr, "usage errors are one `error:` line, like the others"
     assert not (tmp_path / "run").exists()
 
 
@@ -84,3 +89,35 @@ def test_run_into_a_directory_holding_another_run_exits_two(tiny_task: Task, tmp
 def test_run_without_an_agent_is_a_usage_error(tiny_task: Task, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, stderr = run_main(["run", str(tiny_task.root)], capsys)
     assert code == 2 and "--agent" in stderr
+
+
+def test_run_without_an_agent_is_one_error_line_pointing_at_help(tiny_task: Task, capsys: pytest.CaptureFixture[str]) -> None:
+    code, stdout, stderr = run_main(["run", str(tiny_task.root)], capsys)
+    assert (code, stdout) == (2, "")
+    assert stderr.strip() == "error: Missing option '--agent' / '-a'. (see 'repogym run --help')"
+
+
+def test_an_unknown_command_is_one_error_line(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, stderr = run_main(["rnu"], capsys)
+    assert code == 2
+    assert stderr.startswith("error: No such command 'rnu'.") and len(stderr.strip().splitlines()) == 1
+
+
+def test_no_arguments_still_print_the_help(capsys: pytest.CaptureFixture[str]) -> None:
+    code, stdout, stderr = run_main([], capsys)
+    assert code == 2 and "Usage: repogym" in stdout and "error" not in stderr
+
+
+@pytest.mark.parametrize("command", [["run"], ["export"], ["report"], ["leaderboard"], ["realcode"], ["mine"],
+                                     ["mine", "mutate"], ["mine", "history"], ["tasks", "schema"], ["gym", "list"]],
+                         ids=" ".join)
+def test_help_works_for_every_command(command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    code, stdout, stderr = run_main([*command, "--help"], capsys)
+    assert code == 0, stderr
+    assert f"Usage: repogym {' '.join(command)}" in " ".join(stdout.split())
+
+
+def test_one_episode_is_not_plural(tiny_task: Task, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, stdout, stderr = run_main(["run", str(tiny_task.root), "--agent", "noop", "--out", str(tmp_path / "run")], capsys)
+    assert code == 0, stderr
+    assert "1 episode in " in stdout

@@ -14,16 +14,18 @@ Example:
 
 from __future__ import annotations
 
+import difflib
 import importlib
+import inspect
 import re
 from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from repogym_gym.agents.base import Agent
-from repogym_gym.errors import AgentError, AgentNotFoundError
+from repogym_gym.errors import AgentError, AgentNotFoundError, validation_summary
 
 __all__ = ["AGENTS", "AgentSpec", "check_agent_label", "make_agent"]
 
@@ -105,15 +107,20 @@ class AgentSpec(BaseModel):
         try:
             data = yaml.safe_load(path.read_text())
         except (yaml.YAMLError, UnicodeDecodeError) as exc:
-            raise AgentError(f"{path}: not valid YAML/JSON: {exc}") from None
+            raise AgentError(f"{path}: not valid YAML/JSON: {_yaml_problem(exc)}") from None
         if not isinstance(data, dict) or "type" not in data:
-            raise AgentError(f"{path}: an agent file is a mapping with a 'type' field, got {type(data).__name__}")
+            got = "an empty file" if data is None else "a mapping without it" if isinstance(data, dict) else type(data).__name__
+            raise AgentError(f"{path}: an agent file is a mapping with a 'type' field, got {got}")
         data = dict(data)
         agent_type, label = data.pop("type"), data.pop("label", "")
         try:
-            return cls(type=agent_type, label=label, options=data)
+            spec = cls(type=agent_type, label=label, options=data)
         except ValueError as exc:
-            raise AgentError(f"{path}: {exc}") from None
+            raise AgentError(f"{path}: {validation_summary(exc) if isinstance(exc, ValidationError) else exc}") from None
+        problem = _options_problem(spec.type, spec.options)
+        if problem:
+            raise AgentError(f"{path}: {problem}")
+        return spec
 
     def build(self) -> Agent:
         """The agent, built fresh (see :func:`make_agent`)."""
@@ -133,13 +140,57 @@ def make_agent(name: str, **options: Any) -> Agent:
     target = AGENTS.get(name)
     if target is None:
         raise AgentNotFoundError(f"unknown agent {name!r}; valid agents are {sorted(AGENTS)}")
-    module_name, _, attr = target.partition(":")
     try:
-        cls = getattr(importlib.import_module(module_name), attr)
+        cls = _agent_class(name)
     except ImportError as exc:
         raise AgentError(f"agent {name!r} needs a package that is not installed ({exc.name}); "
                          f"install it with: pip install 'repogym_gym[{name}]'") from None
+    problem = _options_problem(name, options)
+    if problem:
+        raise AgentError(problem)
     try:
         return cls(**options)
     except TypeError as exc:
         raise AgentError(f"agent {name!r}: {exc}") from None
+
+
+def _agent_class(name: str) -> type[Agent]:
+    """The class of agent type ``name`` (imports its module; ImportError when an extra is missing)."""
+    module_name, _, attr = AGENTS[name].partition(":")
+    cls: type[Agent] = getattr(importlib.import_module(module_name), attr)
+    return cls
+
+
+def _options_problem(name: str, options: dict[str, Any]) -> str | None:
+    """What is wrong with ``options`` for agent type ``name``: an unknown option (with the closest
+    known one) or a missing required one; None when they fit, or when the class cannot be imported
+    (:func:`make_agent` says which extra to install)."""
+    try:
+        signature = inspect.signature(_agent_class(name))
+    except (ImportError, ValueError, TypeError):
+        return None
+    params = signature.parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return None
+    known = [n for n, p in params.items() if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)]
+    for option in options:
+        if option not in known:
+            close = difflib.get_close_matches(option, known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            return f"agent {name!r}: unknown option {option!r}{hint}; its options are {sorted(known)}"
+    missing = [n for n in known if params[n].default is inspect.Parameter.empty and n not in options]
+    if missing:
+        return f"agent {name!r}: option {missing[0]!r} is required; its options are {sorted(known)}"
+    return None
+
+
+def _yaml_problem(exc: Exception) -> str:
+    """A YAML parse error on one line: ``line L, column C: problem``."""
+    mark, problem = getattr(exc, "problem_mark", None), getattr(exc, "problem", None)
+    if problem is None:
+        return " ".join(str(exc).split())
+    text = f"line {mark.line + 1}, column {mark.column + 1}: {problem}" if mark is not None else str(problem)
+    context, start = getattr(exc, "context", None), getattr(exc, "context_mark", None)
+    if context and start is not None:
+        text += f" ({context} at line {start.line + 1}, column {start.column + 1})"
+    return text

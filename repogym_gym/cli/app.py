@@ -29,7 +29,8 @@ __all__ = ["app", "main"]
 
 app = typer.Typer(
     name="repogym",
-    help="Coding tasks as RL environments: validate tasks, inspect them, grade patches.",
+    help="Coding tasks as RL environments: validate, inspect and mine tasks; run agents on them; "
+         "report, rank and export the results.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
@@ -49,16 +50,44 @@ EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 3
 
 
+def _error(message: str) -> None:
+    Console(stderr=True).print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+
+
+def _is(exc: BaseException, name: str) -> bool:
+    """Whether ``exc`` is a click exception called ``name`` (click's own, or the copy Typer vendors)."""
+    return any(cls.__name__ == name for cls in type(exc).__mro__)
+
+
+def _usage_message(exc: Exception) -> str:
+    """A usage error as one line: click's message (without pydantic's "Value error, "), and where help is."""
+    format_message = getattr(exc, "format_message", None)
+    message = format_message() if callable(format_message) else str(exc)
+    message = " ".join(message.replace("Value error, ", "").split())
+    ctx = getattr(exc, "ctx", None)
+    return f"{message} (see '{ctx.command_path} --help')" if getattr(ctx, "command_path", None) else message
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Entry point of the ``repogym`` script; turns library errors into exit code 2."""
+    """Entry point of the ``repogym`` script; bad input (library errors and usage errors alike)
+    is one ``error:`` line and exit code 2."""
     try:
-        app(args=argv, prog_name="repogym")
+        code = app(args=argv, prog_name="repogym", standalone_mode=False)
     except RepoGymError as exc:
-        Console(stderr=True).print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        _error(str(exc))
         sys.exit(EXIT_BAD_INPUT)
-    except Exception as exc:  # noqa: BLE001 - a bug: one line for users, the traceback on request
+    except Exception as exc:  # noqa: BLE001 - a usage error, or a bug: one line for users
+        if _is(exc, "NoArgsIsHelpError"):  # `repogym`, `repogym tasks`: the help is already printed
+            sys.exit(EXIT_BAD_INPUT)
+        if _is(exc, "ClickException"):  # a missing or malformed option or argument, an unknown command
+            _error(_usage_message(exc))
+            sys.exit(EXIT_BAD_INPUT if _is(exc, "UsageError") else getattr(exc, "exit_code", 1))
+        if _is(exc, "Abort"):
+            _error("aborted")
+            sys.exit(1)
         if os.environ.get("REPOGYM_DEBUG"):
             raise
         Console(stderr=True).print(f"[bold red]internal error:[/] {type(exc).__name__}: {escape(str(exc))} "
                                    "(set REPOGYM_DEBUG=1 for the traceback)", highlight=False, soft_wrap=True)
         sys.exit(EXIT_INTERNAL)
+    sys.exit(code if isinstance(code, int) else 0)  # a command's typer.Exit(code), or 0

@@ -11,6 +11,7 @@ import typer
 from rich.table import Table
 
 from repogym_gym.cli.output import stdout_console
+from repogym_gym.report.tables import plural
 from repogym_gym.runner import AgentStats, run_suite
 
 
@@ -66,6 +67,8 @@ def run_command(
 ) -> None:
     """Run every agent on every task (k samples each), write one result per episode, print per-agent
     scores. Exit code 0 once the run completed, whatever the scores; 2 on bad input."""
+    if time_limit is not None and not time_limit > 0:
+        raise typer.BadParameter(f"must be more than 0 seconds, got {time_limit:g}", param_hint="'--time-limit'")
     out = out if out is not None else Path("runs") / datetime.now().strftime("%Y%m%d-%H%M%S")
     summary = run_suite(suite, agent, out=out, samples=samples, seed=seed, jobs=jobs, backend=backend.value,
                         ray_address=ray_address, time_limit_s=time_limit, max_retries=max_retries, progress=True,
@@ -73,5 +76,5 @@ def run_command(
     console = stdout_console()
     console.print(_table(summary.agents, samples))
     resumed = f" ({summary.resumed} resumed)" if summary.resumed else ""
-    console.print(f"{summary.episodes} episodes{resumed} in {summary.wall_s:.1f} s; results in {out}",
+    console.print(f"{plural(summary.episodes, 'episode')}{resumed} in {summary.wall_s:.1f} s; results in {out}",
                   highlight=False, soft_wrap=True)

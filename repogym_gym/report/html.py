@@ -18,6 +18,7 @@ from repogym_gym.report.tables import (
     fmt_rate,
     fmt_seconds,
     metric_notes,
+    run_counts,
 )
 
 __all__ = ["render_html"]
@@ -31,11 +32,12 @@ h1{font-size:24px;margin:0 0 4px}h2{font-size:19px;margin:28px 0 8px;border-bott
 .meta{color:#555;margin:0 0 12px}code{background:#f3f3f3;padding:0 3px;border-radius:3px;word-break:break-all}
 table{border-collapse:collapse;margin:8px 0;font-variant-numeric:tabular-nums}
 th,td{border:1px solid #ddd;padding:4px 8px;text-align:right;vertical-align:top}
-th{background:#f6f6f6}td.name,th.name{text-align:left;max-width:360px;overflow-wrap:anywhere}
+th{background:#f6f6f6}td.name,th.name{text-align:left;max-width:360px;overflow-wrap:break-word}
 td.cell,th.cell{text-align:center;min-width:90px}.sub{display:block;font-size:12px;color:#555}
 .infra{color:#5b4e9c;font-style:italic}.none{color:#999}
 .scroll{overflow-x:auto}ul.notes{color:#444;font-size:14px;margin:6px 0 0;padding-left:20px}
-figure{margin:16px 0}figure img{max-width:100%;height:auto;border:1px solid #eee}
+figure{margin:16px 0}figure img{max-width:100%;height:auto;border:1px solid #eee;box-sizing:border-box;display:block}
+@media (max-width:720px){figure img{max-width:none}}
 figcaption{color:#555;font-size:14px}td.msg{text-align:left;font-family:ui-monospace,monospace;font-size:12px;
 white-space:pre-wrap;overflow-wrap:anywhere;max-width:600px}
 """
@@ -44,13 +46,14 @@ white-space:pre-wrap;overflow-wrap:anywhere;max-width:600px}
 def _leaderboard(rows: list[LeaderboardRow], k: int) -> str:
     head = ["agent", "episodes", "graded", "infra errors", "mean score", "pass@1", *([f"pass@{k}"] if k != 1 else []),
             "tasks solved", "s/episode"]
-    out = ["<table><thead><tr>", *(f'<th{" class=name" if h == "agent" else ""}>{escape(h)}</th>' for h in head),
+    out = ["<div class=scroll><table><thead><tr>",
+           *(f'<th{" class=name" if h == "agent" else ""}>{escape(h)}</th>' for h in head),
            "</tr></thead><tbody>"]
     for r in rows:
         cells = [str(r.episodes), str(r.graded), str(r.infra_errors), fmt_rate(r.mean_score), fmt_rate(r.pass_at_1),
                  *([fmt_rate(r.pass_at_k)] if k != 1 else []), f"{r.tasks_solved}/{r.tasks}", fmt_seconds(r.mean_duration_s)]
         out.append(f"<tr><td class=name>{escape(r.agent)}</td>" + "".join(f"<td>{escape(c)}</td>" for c in cells) + "</tr>")
-    out.append("</tbody></table>")
+    out.append("</tbody></table></div>")
     return "".join(out)
 
 
@@ -85,14 +88,14 @@ def _problems(report: Report) -> str:
     problems = [e for e in report.episodes if e.problem]
     if not problems:
         return "<p>None: every episode was graded without an agent error or a time-out.</p>"
-    out = [("<table><thead><tr><th class=name>agent</th><th class=name>task</th><th>sample</th>"
+    out = [("<div class=scroll><table><thead><tr><th class=name>agent</th><th class=name>task</th><th>sample</th>"
             "<th class=name>problem</th></tr></thead><tbody>")]
     for e in problems[:MAX_PROBLEMS]:
         message = e.problem or ""
         message = message if len(message) <= MAX_MESSAGE else message[:MAX_MESSAGE - 1] + "…"
         out.append(f"<tr><td class=name>{escape(e.agent)}</td><td class=name>{escape(e.task_id)}</td>"
                    f"<td>{e.sample}</td><td class=msg>{escape(message)}</td></tr>")
-    out.append("</tbody></table>")
+    out.append("</tbody></table></div>")
     if len(problems) > MAX_PROBLEMS:
         out.append(f"<p>… and {len(problems) - MAX_PROBLEMS} more (see the RunResult files).</p>")
     return "".join(out)
@@ -106,7 +109,7 @@ def _figures(report: Report) -> str:
     out = []
     for title, caption, png in all_plots(report):
         data = base64.b64encode(png).decode("ascii")
-        out.append(f"<figure><img src=\"data:image/png;base64,{data}\" alt=\"{escape(title)}\">"
+        out.append(f"<figure><div class=scroll><img src=\"data:image/png;base64,{data}\" alt=\"{escape(title)}\"></div>"
                    f"<figcaption><b>{escape(title)}.</b> {escape(caption)}</figcaption></figure>")
     return "".join(out)
 
@@ -114,8 +117,7 @@ def _figures(report: Report) -> str:
 def render_html(report: Report) -> str:
     """The report as a self-contained HTML page."""
     suite = f" · suite <code>{escape(report.suite)}</code>" if report.suite else ""
-    meta = (f"<p class=meta>Results <code>{escape(report.results_dir)}</code>{suite} · {len(report.episodes)} episodes · "
-            f"{len(report.agents)} agents · {len(report.task_ids)} tasks · {report.samples} samples per task</p>")
+    meta = f"<p class=meta>Results <code>{escape(report.results_dir)}</code>{suite} · {escape(run_counts(report))}</p>"
     parts = ["<!doctype html><html lang=en><head><meta charset=utf-8>",
              '<meta name=viewport content="width=device-width,initial-scale=1">',
              f"<title>repogym report: {escape(report.results_dir)}</title><style>{_STYLE}</style></head><body>",

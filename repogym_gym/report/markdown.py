@@ -15,6 +15,7 @@ from repogym_gym.report.tables import (
     fmt_rate,
     fmt_seconds,
     metric_notes,
+    run_counts,
 )
 
 __all__ = ["md_text", "render_markdown"]
@@ -59,8 +60,7 @@ def render_markdown(report: Report) -> str:
     """The report as a Markdown document (ends with a newline)."""
     k = report.k
     lines = [f"# repogym report: {md_text(report.results_dir)}", "",
-             f"{len(report.episodes)} episodes · {len(report.agents)} agents · {len(report.task_ids)} tasks · "
-             f"{report.samples} samples per task" + (f" · suite `{report.suite.replace('`', '')}`" if report.suite else ""), ""]
+             run_counts(report) + (f" · suite `{report.suite.replace('`', '')}`" if report.suite else ""), ""]
     if not report.episodes:
         return "\n".join([*lines, "No episodes recorded yet.", ""])
     header = ["agent", "episodes", "graded", "infra errors", "mean score", "pass@1", *([f"pass@{k}"] if k != 1 else []),

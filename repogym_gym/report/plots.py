@@ -27,7 +27,8 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from repogym_gym.report.tables import Report
 
-__all__ = ["MAX_PLOT_TASKS", "all_plots", "episode_times", "plotted_tasks", "score_histograms", "task_scores"]
+__all__ = ["MAX_PLOT_TASKS", "all_plots", "episode_times", "plotted_tasks", "score_histograms", "task_scores",
+           "task_scores_figure"]
 
 #: Most tasks drawn in the per-task plot, and most bars (tasks × agents) it draws.
 MAX_PLOT_TASKS, MAX_PLOT_BARS = 40, 120
@@ -115,37 +116,47 @@ def plotted_tasks(report: Report) -> list[str]:
     return report.task_ids[:max(10, min(MAX_PLOT_TASKS, MAX_PLOT_BARS // max(1, len(report.agents))))]
 
 
-def task_scores(report: Report) -> bytes:
-    """PNG: mean score of each task (rows) per agent (one bar each), tasks in the run's order."""
+def task_scores_figure(report: Report) -> Figure:
+    """The figure of :func:`task_scores`: a bar per (task, agent); a bar that cannot be seen (a
+    score of 0, infra errors only, not run) is named in words with its agent, in the agent's colour."""
     tasks, agents = plotted_tasks(report), report.agents
-    per_task = 0.16 * max(1, len(agents)) + 0.16
+    per_task = 0.18 * max(1, len(agents)) + 0.16
     fig = Figure(figsize=(10, min(22.0, max(2.6, 1.3 + per_task * len(tasks)))), layout="constrained")
     ax = fig.subplots()
     height = 0.8 / max(1, len(agents))
     y = np.arange(len(tasks))
     for j, agent in enumerate(agents):
         offsets = y - 0.4 + height * (j + 0.5)
-        values = []
-        for t, task_id in enumerate(tasks):
-            cell = report.cell(task_id, agent)
-            values.append(cell.mean_score if cell is not None and cell.mean_score is not None else 0.0)
-            if cell is not None and cell.graded == 0:
-                ax.text(0.01, offsets[t], "infra error (no score)", va="center", fontsize=7, color=INFRA)
-            elif cell is None:
-                ax.text(0.01, offsets[t], "not run", va="center", fontsize=7, color="grey")
-        bars = ax.barh(offsets, values, height=height * 0.92, color=agent_colour(j), label=label(agent, 28))
-        shown = [f"{v:.2f}" if cell is not None and cell.graded else "" for v, cell in
-                 zip(values, (report.cell(t, agent) for t in tasks))]
-        ax.bar_label(bars, shown, padding=2, fontsize=7)
-    ax.set_yticks(y, [label(t) for t in tasks], fontsize=8)
+        colour, name = agent_colour(j), label(agent, 28)
+        cells = [report.cell(task_id, agent) for task_id in tasks]
+        values = [cell.mean_score if cell is not None and cell.mean_score is not None else 0.0 for cell in cells]
+        shown = []
+        for t, (cell, value) in enumerate(zip(cells, values)):
+            if cell is None or cell.graded == 0:
+                what = "not run" if cell is None else "infra error (no score)"
+                ax.text(0.005, offsets[t], f"{name}: {what}", va="center", fontsize=8, color=colour)
+                shown.append("")
+            elif value == 0:
+                ax.text(0.005, offsets[t], f"{name}: 0.00", va="center", fontsize=8, color=colour)
+                shown.append("")
+            else:
+                shown.append(f"{value:.2f}")
+        bars = ax.barh(offsets, values, height=height * 0.92, color=colour, label=name)
+        ax.bar_label(bars, shown, padding=2, fontsize=8)
+    ax.set_yticks(y, [label(t) for t in tasks], fontsize=9)
     ax.invert_yaxis()
     ax.set_xlim(0, 1.08)
     ax.set_xticks(np.linspace(0, 1, 6))
-    ax.set_xlabel("mean score of the graded samples (0-1)")
+    ax.set_xlabel("mean score of the graded samples (0 = fail, 1 = full marks)")
     ax.grid(axis="x", alpha=0.3)
     if agents:
-        fig.legend(loc="outside upper center", ncol=min(len(agents), 6), fontsize=8, frameon=False)
-    return _png(fig)
+        fig.legend(loc="outside upper center", ncol=min(len(agents), 6), fontsize=9, frameon=False)
+    return fig
+
+
+def task_scores(report: Report) -> bytes:
+    """PNG: mean score of each task (rows) per agent (one bar each), tasks in the run's order."""
+    return _png(task_scores_figure(report))
 
 
 def _jitter(n: int) -> np.ndarray:

@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
 
-from repogym_gym.errors import RunError
+from repogym_gym.errors import RunError, validation_summary
 from repogym_gym.runner.models import RunConfig, RunResult, Status, load_results
 from repogym_gym.runner.stats import agent_stats
 
@@ -36,7 +36,9 @@ __all__ = [
     "load_report",
     "metric_notes",
     "pass_at_k_note",
+    "plural",
     "read_results",
+    "run_counts",
     "sort_rows",
 ]
 
@@ -159,6 +161,17 @@ class Report(_Model):
         return self._index.get((task_id, agent))
 
 
+def plural(n: int, noun: str) -> str:
+    """``n`` and ``noun``, with an "s" unless ``n`` is 1: ``plural(1, "sample")`` is ``"1 sample"``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def run_counts(report: Report) -> str:
+    """What a report covers, e.g. ``8 episodes · 2 agents · 4 tasks · 1 sample per task``."""
+    return " · ".join([plural(len(report.episodes), "episode"), plural(len(report.agents), "agent"),
+                       plural(len(report.task_ids), "task"), plural(report.samples, "sample") + " per task"])
+
+
 def fmt_rate(value: float | None) -> str:
     """A score or a pass rate in [0, 1] with 3 decimals; :data:`MISSING` for None."""
     return MISSING if value is None else f"{value:.3f}"
@@ -183,7 +196,7 @@ def read_config(results_dir: Path) -> RunConfig | None:
     try:
         return RunConfig.model_validate_json(path.read_bytes())
     except (ValidationError, OSError) as exc:
-        raise RunError(f"{path}: not a valid run configuration: {str(exc).splitlines()[0]}") from None
+        raise RunError(f"{path}: not a valid run configuration: {validation_summary(exc)}") from None
 
 
 def read_results(results_dir: Path) -> tuple[RunConfig | None, list[RunResult]]:

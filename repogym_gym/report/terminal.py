@@ -22,6 +22,7 @@ from repogym_gym.report.tables import (
     fmt_seconds,
     metric_notes,
     pass_at_k_note,
+    run_counts,
 )
 
 __all__ = ["leaderboard_table", "print_leaderboard", "print_report", "run_names", "task_table"]
@@ -83,13 +84,13 @@ def print_leaderboard(rows: Sequence[LeaderboardRow], k: int, console: Console, 
         console.print("no agents: the results directories hold no episodes", highlight=False)
         return
     console.print(leaderboard_table(rows, k, show_run=show_run))
-    console.print(Text(pass_at_k_note(k), style="dim"))
+    for n in sorted({1, k}):
+        console.print(Text(pass_at_k_note(n), style="dim"))
 
 
 def print_report(report: Report, console: Console) -> None:
     """Print a run's report: leaderboard, per-task scores and what the columns mean."""
-    console.print(Text(f"{report.results_dir}: {len(report.episodes)} episodes, {len(report.agents)} agents, "
-                       f"{len(report.task_ids)} tasks, {report.samples} samples per task"))
+    console.print(Text(f"{report.results_dir}: {run_counts(report).replace(' · ', ', ')}"))
     if not report.episodes:
         console.print("no episodes recorded yet", highlight=False)
         return

@@ -21,7 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from repogym_gym.agents.registry import AgentSpec, check_agent_label
-from repogym_gym.errors import RunError
+from repogym_gym.errors import RunError, validation_summary
 from repogym_gym.results import GradeResult
 from repogym_gym.spec import check_task_id
 
@@ -208,5 +208,5 @@ def load_results(out: Path) -> list[RunResult]:
         try:
             results.append(RunResult.model_validate_json(path.read_bytes()))
         except (ValidationError, OSError) as exc:
-            raise RunError(f"{path}: not a valid RunResult: {str(exc).splitlines()[0]}") from None
+            raise RunError(f"{path}: not a valid RunResult: {validation_summary(exc)}") from None
     return sorted(results, key=lambda r: r.key)

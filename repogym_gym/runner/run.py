@@ -21,8 +21,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from repogym_gym.agents.registry import AgentSpec
-from repogym_gym.errors import RunError, TaskNotFoundError
+from repogym_gym.agents.registry import AGENTS, AgentSpec
+from repogym_gym.errors import AgentError, RunError, TaskNotFoundError
 from repogym_gym.gym.env import resolve_suite, resolve_task
 from repogym_gym.runner.backends import Backend, execute
 from repogym_gym.runner.episode import EpisodeJob
@@ -89,8 +89,14 @@ def resolve_agents(agents: Sequence[AgentSpec | str | os.PathLike[str]]) -> list
         twice = sorted(label for label in set(labels) if labels.count(label) > 1)
         raise RunError(f"agent labels must be unique within a run, got {twice} more than once; "
                        "give each a distinct 'label' in an agent file")
-    for spec in specs:
-        close = getattr(spec.build(), "close", None)
+    for spec, given in zip(specs, agents, strict=True):
+        try:
+            built = spec.build()
+        except AgentError as exc:
+            if isinstance(given, AgentSpec) or os.fspath(given) in AGENTS:
+                raise
+            raise AgentError(f"{os.fspath(given)}: {exc}") from None  # name the agent file
+        close = getattr(built, "close", None)
         if callable(close):
             close()
     return specs

@@ -15,7 +15,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from repogym_gym.agents.registry import AgentSpec
-from repogym_gym.errors import RunError
+from repogym_gym.errors import RunError, validation_summary
 from repogym_gym.runner.episode import EpisodeRecord
 from repogym_gym.runner.models import RunConfig, RunResult, RunSummary, load_results, result_path
 
@@ -70,7 +70,7 @@ def open_run(out: Path, config: RunConfig) -> dict[tuple[str, str, int], RunResu
         try:
             old = RunConfig.model_validate_json(run_file.read_bytes())
         except (ValidationError, OSError) as exc:
-            raise RunError(f"{run_file}: not a valid run file: {str(exc).splitlines()[0]}; "
+            raise RunError(f"{run_file}: not a valid run file: {validation_summary(exc)}; "
                            "use a new --out directory") from None
         differing = [name for name in RESUME_FIELDS if getattr(old, name) != getattr(config, name)]
         if differing:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -46,9 +47,47 @@ def test_an_unknown_agent_name_lists_the_valid_ones() -> None:
     assert sorted(AGENTS) == ["claude", "golden", "noop", "openai", "scripted", "shell"]
 
 
-def test_an_option_the_agent_does_not_take_is_an_agent_error() -> None:
-    with pytest.raises(AgentError, match="agent 'openai': .*unexpected keyword argument 'temprature'"):
+def test_an_option_the_agent_does_not_take_is_an_agent_error_suggesting_the_right_one() -> None:
+    with pytest.raises(AgentError, match=r"^agent 'openai': unknown option 'temprature' \(did you mean 'temperature'\?\); "
+                                         r"its options are \['api_key_env', 'base_url', "):
         make_agent("openai", model="m", base_url="http://127.0.0.1:9/v1", temprature=0.2)
+
+
+def test_a_missing_required_option_is_named() -> None:
+    with pytest.raises(AgentError, match=r"^agent 'shell': option 'command' is required; its options are "):
+        make_agent("shell")
+
+
+def write_agent(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "agent.yaml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("type: openai\nlabel: [x\n", "not valid YAML/JSON: line 3, column 1: expected ',' or ']', but got '<stream end>' "
+                                   "(while parsing a flow sequence at line 2, column 8)"),
+    ("type: gpt\n", "type: unknown agent type 'gpt'; valid types are ['claude', 'golden', 'noop', 'openai', 'scripted', 'shell']"),
+    ("type: openai\nlabel: a/b\nmodel: m\n", "label: agent label 'a/b' must be 1-64 letters"),
+    ("type: openai\nmodel: m\ntemprature: 0.2\n", "agent 'openai': unknown option 'temprature' (did you mean 'temperature'?)"),
+    ("type: openai\nlabel: q\n", "agent 'openai': option 'model' is required"),
+    ("", "an agent file is a mapping with a 'type' field, got an empty file"),
+    ("label: q\n", "an agent file is a mapping with a 'type' field, got a mapping without it"),
+])
+def test_a_bad_agent_file_is_one_line_naming_the_file_and_the_field(tmp_path: Path, text: str, message: str) -> None:
+    path = write_agent(tmp_path, text)
+    with pytest.raises(AgentError) as info:
+        AgentSpec.parse(str(path))
+    assert str(info.value) == f"{path}: {message}" or str(info.value).startswith(f"{path}: {message}")
+    assert "\n" not in str(info.value) and "pydantic" not in str(info.value)
+
+
+def test_an_agent_file_whose_agent_refuses_its_options_is_named(tmp_path: Path) -> None:
+    from repogym_gym.runner.run import resolve_agents
+
+    path = write_agent(tmp_path, "type: scripted\nlabel: s\nactions: [{kind: fly}]\n")
+    with pytest.raises(AgentError, match=rf"^{re.escape(str(path))}: agent 'scripted': actions: entry 0 is not a valid action"):
+        resolve_agents([str(path)])
 
 
 def test_importing_the_agents_package_imports_no_llm_sdk() -> None:

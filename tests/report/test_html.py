@@ -53,6 +53,21 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Page:
     return Page(render_html(load_report(run)))
 
 
+def test_wide_tables_and_plots_scroll_sideways_on_a_narrow_screen_instead_of_squashing(tmp_path: Path) -> None:
+    """At 420 px the leaderboard's agent column broke one letter per line and plots shrank to unreadable."""
+    text = render_html(load_report(synthetic_run(tmp_path / "run")))
+    tables = re.findall(r"(.{0,20})<table>", text)
+    assert tables and all(before.endswith("<div class=scroll>") for before in tables), tables
+    assert text.count("<div class=scroll><img ") == 3
+    assert "overflow-wrap:anywhere}" not in text.split("td.msg")[0], "names may only break between words"
+    assert "@media (max-width:720px){figure img{max-width:none}}" in text
+
+
+def test_the_header_counts_in_the_singular_for_one(tmp_path: Path) -> None:
+    text = render_html(load_report(write_run(tmp_path / "run", [synthetic("a", "t", 0, 1.0)])))
+    assert "1 episode · 1 agent · 1 task · 1 sample per task" in text
+
+
 def test_the_page_loads_nothing_from_outside(page: Page) -> None:
     tags = {tag for tag, _ in page.tags}
     assert not tags & {"script", "link", "iframe", "object", "embed"}

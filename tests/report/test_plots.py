@@ -8,11 +8,13 @@ from pathlib import Path
 from repogym_gym.report import load_report
 from repogym_gym.report.plots import (
     MAX_PLOT_BARS,
+    agent_colour,
     episode_times,
     label,
     plotted_tasks,
     score_histograms,
     task_scores,
+    task_scores_figure,
 )
 from tests.report.results_dirs import synthetic, write_run
 
@@ -49,3 +51,15 @@ def test_durations_spanning_orders_of_magnitude_and_zero_are_drawn(tmp_path: Pat
 def test_many_agents_get_a_grid_of_histograms_of_bounded_height(tmp_path: Path) -> None:
     out = write_run(tmp_path / "run", [synthetic(f"agent-{i}", "t", 0, i / 10) for i in range(7)])
     assert png_height(score_histograms(load_report(out))) <= 900
+
+
+def test_bars_that_cannot_be_seen_are_named_with_their_agent_in_its_colour(tmp_path: Path) -> None:
+    """A score of 0 draws no bar: the label must say whose it is (it said a bare "0.00")."""
+    out = write_run(tmp_path / "run", [synthetic("good", "t", 0, 1.0), synthetic("zero", "t", 0, 0.0),
+                                       synthetic("broken", "t", 0, infra_error="E: x")],
+                    agents=["good", "zero", "broken", "idle"])
+    fig = task_scores_figure(load_report(out))
+    texts = {t.get_text(): t.get_color() for t in fig.axes[0].texts if t.get_text()}
+    assert texts == {"1.00": "black",  # the visible bar keeps its plain value
+                     "zero: 0.00": agent_colour(1), "broken: infra error (no score)": agent_colour(2),
+                     "idle: not run": agent_colour(3)}

@@ -65,3 +65,8 @@ def test_an_empty_leaderboard_says_so() -> None:
 
 def test_an_empty_run_says_so(tmp_path: Path) -> None:
     assert "no episodes recorded yet" in rendered(print_report, load_report(write_run(tmp_path / "run", [])))
+
+
+def test_one_sample_is_counted_in_the_singular(tmp_path: Path) -> None:
+    text = rendered(print_report, load_report(write_run(tmp_path / "run", [synthetic("a", "t", 0, 1.0)])))
+    assert "1 episode, 1 agent, 1 task, 1 sample per task" in text
