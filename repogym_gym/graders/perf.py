@@ -1,25 +1,66 @@
 """PerfGrader: the candidate's benchmark time against the pristine baseline's, interleaved.
 
-The pristine baseline is the task's cached post-setup baseline, materialised once and kept; every
-run (warm-up and timed, either side) gets a fresh copy of it, verified against its manifest, with
-hidden files injected and, on the candidate side, the submission carried in, so nothing one run
-leaves behind (caches, a tampered baseline) reaches another. Each grade runs one untimed warm-up
-per side, then ``runs`` pairs, alternating which side goes first, and keeps the minimum of each
-side, so drift and additive noise cancel (design doc 000, "PerfGrader"). By default (``timing: wall``) the whole benchmark process is
-timed from outside, so code the agent controls cannot fake the number::
+Measuring: the pristine baseline is the task's cached post-setup baseline, materialised once and
+kept; every run (either side) gets a fresh copy of it, verified against its manifest, with hidden
+files injected and, on the candidate side, the submission carried in, and removed after the run,
+so nothing a run leaves in its tree reaches another. A grading runs one untimed warm-up pair,
+then up to ``runs`` timed pairs, alternating which side goes first. **Each pair gets its own random
+``REPOGYM_PERF_SEED``** (a benchmark derives its inputs from it), shared by both sides of the pair
+and by no other run: a cache kept anywhere (the tree, ``/tmp``, ``~``, a daemon's memory) never
+sees the same inputs twice, and with ``perf.output_check`` the candidate's matched output must
+equal the baseline's for the pair's seed, so a benchmark that detects itself and exits early, or
+prints a remembered answer, scores 0. By default (``timing: wall``) the whole benchmark process is
+timed from outside (the grader's monotonic clock), so code the agent controls cannot fake the
+number; a monkeypatched clock only changes what the benchmark prints.
 
-    speedup = baseline_s / candidate_s
-    score   = 0                                                         if speedup < noise_floor
-            = min(1, log(speedup / noise_floor) / log(min_speedup / noise_floor))   otherwise
-    passed  = speedup >= min_speedup
+Deciding (:mod:`repogym_gym.graders.perfstats`, pure functions), with ``b`` and ``c`` the timed
+baseline and candidate runs::
 
-With ``min_speedup: 4`` and the default floor 1.15, a 2x speed-up scores about 0.45.
-Every run of one grading gets the same random ``REPOGYM_PERF_SEED`` (a benchmark should derive
-its inputs from it); with ``perf.output_check`` the candidate's matched output must equal the
-baseline's, so a benchmark that detects itself and exits early, or prints a remembered answer,
-scores 0.
+    speedup    = min(b) / min(c)
+    worst_case = min(b) / max(c)
+    score      = min(1, log(speedup / noise_floor) / log(min_speedup / noise_floor))   if worst_case >= noise_floor
+               = 0                                                                      otherwise
+    passed     = score > 0 and speedup >= min_speedup
+
+Where it comes from: ``speedup`` (the minimum of each side, so drift and additive noise cancel)
+and the log scale are design doc 000's ("PerfGrader"; with ``min_speedup: 4`` and the default
+floor 1.15, a 2x speed-up scores about 0.45). The noise band is issue 6's: the speed-up counts only
+when the slowest candidate run beats the fastest baseline run by the floor, i.e. ``speedup >=
+noise_floor * max(c) / min(c)``, the floor widened by the candidate's own spread in this grading
+(:mod:`repogym_gym.graders.perfstats`). The floor alone does not hold on a busy machine. Measured
+on this project's machine (2 cores, load average 4 to 8 from other test suites), with
+baseline-vs-no-op pairs timed as here:
+
+=====================================  ========================  ===============================
+benchmark (median run; pairs)          ``speedup >= 1.15`` in    ``worst_case`` max, 3/4/5 pairs
+=====================================  ========================  ===============================
+starter at 200 records (0.13 s; 200)   17 % (3 pairs), 15 % (5)  1.20 / 1.02 / 1.00
+starter at 3,000 records (0.7 s; 100)  7 % (3 pairs), 5 % (5)    1.07 / 0.97 / 0.85
+the starter (6.5 s under load; 24)     27 % (3 pairs), 40 % (5)  1.00 / 0.87 / 0.85
+=====================================  ========================  ===============================
+
+On the 0.13 s benchmark ``worst_case`` reached the floor after 1, 2, 3 pairs in 25 %, 3.5 % and
+0.5 % of windows (never after 4): about a factor 7 per pair, some 1e-4 after 5 pairs. Graded no-ops
+(a comment or a renamed variable) on a 30 ms benchmark scored above 0 in 5 of 40 gradings (up to 0.61)
+with the floor alone and 3 pairs, and in 0 of 50 with the band and 5 pairs.
+``tests/redteam/test_perf_attacks.py`` re-measures the band on recorded no-op pairs and the 50-of-50
+no-op zeros on every run. A task should use at least 5 pairs. The band's price: one candidate run
+held up past ``min(b) / noise_floor`` (a stall of a loaded machine) voids a real speed-up, which
+happened to a 4x speed-up of a 0.25 s benchmark in about 1 of 25 gradings here and to none of the
+starter's golden gradings (10x to 23x); hence the benchmark should run for at least half a second,
+as design doc 000 asks, and the golden margin be large. Once ``worst_case`` falls below the floor no
+later pair can raise it, so the grading stops there (a no-op usually costs the warm-up and one
+pair); once 3 or more pairs give a ``worst_case`` of ``min_speedup`` (score 1, far beyond any no-op
+above) it stops too.
+
 A submission that carries no change scores 0 without being timed (identical code cannot be
-faster; timing it would measure noise alone). Non-finite or non-positive timings, and a candidate benchmark that fails, score 0.
+faster; timing it would measure noise alone). Non-finite or non-positive timings, and a candidate
+benchmark that fails, score 0; a baseline benchmark that fails is an infrastructure error.
+
+Known limit: under ``LocalSandbox`` a process the agent leaves behind (a ``setsid`` daemon from a
+Run action, the test run or a benchmark run) can stop, slow or out-prioritise the baseline's
+runs, which no timing from outside can tell from a slow baseline; ``sandbox="bwrap"`` ends every
+command's processes with it (a PID namespace) and hides the other runs from it.
 """
 
 from __future__ import annotations
@@ -28,27 +69,26 @@ import json
 import math
 import re
 import secrets
+import shutil
 import tempfile
 from pathlib import Path
 
 from repogym_gym.errors import GraderError, PathEscapeError
 from repogym_gym.graders.base import GradingContext, component
-from repogym_gym.results import GradeComponent, Role
+from repogym_gym.graders.perfstats import judge, perf_score, worst_case_speedup
 from repogym_gym.pyenv import command_env
+from repogym_gym.results import GradeComponent, Role
 from repogym_gym.spec import PerfSpec
 from repogym_gym.workspace import build_grading_copy
 
-__all__ = ["PerfGrader", "perf_score"]
+__all__ = ["MIN_PAIRS_TO_ACCEPT", "PerfGrader", "perf_score"]
 
-def perf_score(speedup: float, min_speedup: float, noise_floor: float) -> float:
-    """The log-scaled score of a speed-up (see the module docstring); 0 for non-finite input."""
-    if not math.isfinite(speedup) or speedup < noise_floor:
-        return 0.0
-    return min(1.0, math.log(speedup / noise_floor) / math.log(min_speedup / noise_floor))
+#: Timed pairs after which a grading whose worst case already reaches ``min_speedup`` stops (score 1).
+MIN_PAIRS_TO_ACCEPT = 3
 
 
 class PerfGrader:
-    """Times the task's benchmark in the grading copy against a pristine baseline copy."""
+    """Times the task's benchmark in fresh copies, candidate against pristine baseline (see the module docstring)."""
 
     name = "perf"
     #: Benchmarks take seconds: once a gate failed (score 0 anyway) they are not run.
@@ -56,7 +96,6 @@ class PerfGrader:
 
     def __init__(self, role: Role = "objective") -> None:
         self.role: Role = role
-        self._expected: dict[str, str] = {}
 
     def grade(self, ctx: GradingContext) -> GradeComponent:
         perf = ctx.task.spec.perf
@@ -66,67 +105,76 @@ class PerfGrader:
             # Identical code cannot be faster; timing it would only measure noise.
             return component(self, score=0.0, passed=False, messages=["no change to time: the submission equals the baseline"],
                              details={"speedup": 1.0})
-        seed = str(secrets.randbelow(2**31))
-        try:
-            self._time(ctx, perf, self._fresh(ctx, candidate=False), seed, baseline=True)
-            self._time(ctx, perf, self._fresh(ctx, candidate=True), seed)
-        except GraderError as exc:
-            return component(self, score=0.0, passed=False, messages=[f"candidate benchmark: {exc}"])
         base_s: list[float] = []
         cand_s: list[float] = []
-        for i in range(perf.runs):
-            order = [(False, base_s), (True, cand_s)]
-            for is_candidate, sink in order if i % 2 == 0 else order[::-1]:
-                where = self._fresh(ctx, candidate=is_candidate)
-                try:
-                    sink.append(self._time(ctx, perf, where, seed, baseline=not is_candidate))
-                except GraderError as exc:
-                    return component(self, score=0.0, passed=False, messages=[f"candidate benchmark: {exc}"])
-        baseline_s, candidate_s = min(base_s), min(cand_s)
-        speedup = baseline_s / candidate_s
-        score = perf_score(speedup, perf.min_speedup, perf.noise_floor)
-        details = {"baseline_s": base_s, "candidate_s": cand_s, "speedup": speedup, "timing": perf.timing,
+        try:
+            for i in range(perf.runs + 1):  # pair 0 is the untimed warm-up
+                baseline, candidate = self._pair(ctx, perf, candidate_first=i % 2 == 1)
+                if i == 0:
+                    continue
+                base_s.append(baseline)
+                cand_s.append(candidate)
+                worst = worst_case_speedup(base_s, cand_s)
+                if worst < perf.noise_floor:
+                    break  # no later pair can lift it back into the band
+                if len(base_s) >= MIN_PAIRS_TO_ACCEPT and worst >= perf.min_speedup:
+                    break  # every candidate run beat every baseline run by the full target: score 1
+        except GraderError as exc:
+            return component(self, score=0.0, passed=False, messages=[f"candidate benchmark: {exc}"])
+        verdict = judge(base_s, cand_s, min_speedup=perf.min_speedup, noise_floor=perf.noise_floor)
+        details = {"baseline_s": base_s, "candidate_s": cand_s, "speedup": verdict.speedup, "worst_case": verdict.worst_case,
+                   "noise_band": perf.noise_floor * max(cand_s) / min(cand_s), "pairs": len(base_s), "timing": perf.timing,
                    "min_speedup": perf.min_speedup, "noise_floor": perf.noise_floor}
-        message = f"speed-up {speedup:.2f}x (baseline {baseline_s:.3f} s, candidate {candidate_s:.3f} s; target {perf.min_speedup:g}x)"
-        return component(self, score=score, passed=speedup >= perf.min_speedup, messages=[message], details=details)
+        message = (f"speed-up {verdict.speedup:.2f}x (baseline {min(base_s):.3f} s, candidate {min(cand_s):.3f} s; "
+                   f"target {perf.min_speedup:g}x)")
+        if verdict.worst_case < perf.noise_floor:
+            message += (f", within the noise band: the slowest candidate run beat the fastest baseline run "
+                        f"{verdict.worst_case:.2f}x, under the floor {perf.noise_floor:g}x "
+                        f"({len(base_s)} of {perf.runs} pairs run)")
+        return component(self, score=verdict.score, passed=verdict.passed, messages=[message], details=details)
 
-    def _time(self, ctx: GradingContext, perf: PerfSpec, where: Path, seed: str, *, baseline: bool = False) -> float:
-        env = {**command_env(ctx.baseline.python_env), "REPOGYM_PERF_SEED": seed}
-        result = ctx.sandbox.run(["bash", "-c", perf.command], cwd=where, timeout_s=perf.timeout_s, env=env,
-                                 output_limit_bytes=ctx.task.spec.limits.output_limit_bytes)
+    def _pair(self, ctx: GradingContext, perf: PerfSpec, *, candidate_first: bool) -> tuple[float, float]:
+        """(baseline, candidate) seconds of one pair run on a seed of its own; outputs checked."""
+        seed = str(secrets.randbelow(2**31))
+        seconds: dict[bool, float] = {}
+        found: dict[bool, str | None] = {}
+        for is_candidate in (True, False) if candidate_first else (False, True):
+            seconds[is_candidate], found[is_candidate] = self._run(ctx, perf, seed, candidate=is_candidate)
+        if perf.output_check is not None and found[True] != found[False]:
+            raise GraderError(f"its output {found[True]!r} differs from the baseline's {found[False]!r} "
+                              "for the same inputs: the benchmark did not do the same work")
+        return seconds[False], seconds[True]
+
+    def _run(self, ctx: GradingContext, perf: PerfSpec, seed: str, *, candidate: bool) -> tuple[float, str | None]:
+        """One benchmark run in a fresh copy: (seconds, the output_check match or None)."""
+        root = Path(tempfile.mkdtemp(prefix="perf-", dir=ctx.scratch))
+        try:
+            try:
+                build_grading_copy(ctx.task, ctx.baseline, ctx.snapshot if candidate else None, root / "repo")
+            except (OSError, PathEscapeError) as exc:
+                if not candidate:
+                    raise
+                raise GraderError(f"the submission cannot be copied for a benchmark run: {exc}") from None
+            env = {**command_env(ctx.baseline.python_env), "REPOGYM_PERF_SEED": seed}
+            result = ctx.sandbox.run(["bash", "-c", perf.command], cwd=root / "repo", timeout_s=perf.timeout_s, env=env,
+                                     output_limit_bytes=ctx.task.spec.limits.output_limit_bytes)
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
         if result.timed_out or result.exit_code != 0:
             why = "timed out" if result.timed_out else f"exited {result.exit_code}"
-            if baseline:
+            if not candidate:
                 raise RuntimeError(f"the baseline benchmark {why}; the task is broken:\n{result.tail()}")
             raise GraderError(f"{why}:\n{result.tail(800)}")
+        found = None
         if perf.output_check is not None:
             match = re.search(perf.output_check, result.stdout, re.MULTILINE)
             found = match.group(0) if match else None
-            if baseline:
-                if found is None:
-                    raise RuntimeError(f"the baseline benchmark's output has no match for output_check {perf.output_check!r}")
-                self._expected[seed] = found
-            elif found != self._expected.get(seed):
-                raise GraderError(f"its output {found!r} differs from the baseline's {self._expected.get(seed)!r} "
-                                  "for the same inputs: the benchmark did not do the same work")
-        seconds = result.duration_s
-        if perf.timing == "reported":
-            seconds = _reported_seconds(result.stdout)
+            if found is None and not candidate:
+                raise RuntimeError(f"the baseline benchmark's output has no match for output_check {perf.output_check!r}")
+        seconds = result.duration_s if perf.timing == "wall" else _reported_seconds(result.stdout)
         if not math.isfinite(seconds) or seconds <= 0:
             raise GraderError(f"timing {seconds!r} is not a positive finite number of seconds")
-        return seconds
-
-    @staticmethod
-    def _fresh(ctx: GradingContext, *, candidate: bool) -> Path:
-        """A new verified copy for one run: the baseline, or the baseline with the submission."""
-        root = Path(tempfile.mkdtemp(prefix="perf-", dir=ctx.scratch))
-        try:
-            build_grading_copy(ctx.task, ctx.baseline, ctx.snapshot if candidate else None, root / "repo")
-        except (OSError, PathEscapeError) as exc:
-            if not candidate:
-                raise
-            raise GraderError(f"the submission cannot be copied for a benchmark run: {exc}") from None
-        return root / "repo"
+        return seconds, found
 
 
 def _reported_seconds(stdout: str) -> float:

@@ -1,8 +1,10 @@
-"""PerfGrader: the log-scaled speed-up score, real interleaved benchmarks, reported timings."""
+"""PerfGrader: the log-scaled speed-up score, the noise band, real interleaved benchmarks, reported timings."""
 
 from __future__ import annotations
 
+import collections
 import difflib
+import doctest
 import math
 from pathlib import Path
 
@@ -11,6 +13,9 @@ from tests.conftest import CALC_SOURCE, MakeTask, tiny_spec
 
 from repogym_gym.grading import grade_patch, grade_workspace
 from repogym_gym.graders import CompositeGrader, PerfGrader, perf_score
+from repogym_gym.graders import perfstats
+from repogym_gym.graders.perf import MIN_PAIRS_TO_ACCEPT
+from repogym_gym.graders.perfstats import judge, worst_case_speedup
 from repogym_gym.results import GradeResult
 from repogym_gym.task import Task
 from repogym_gym.workspace import Workspace
@@ -69,6 +74,43 @@ def test_perf_score_of_a_non_finite_speedup_is_zero(speedup: float) -> None:
 def test_perf_score_grows_with_the_speedup_between_floor_and_target() -> None:
     scores = [perf_score(s, 3.0, 1.2) for s in (1.3, 1.6, 2.0, 2.5, 2.9)]
     assert scores == sorted(scores) and 0.0 < scores[0] and scores[-1] < 1.0
+
+
+def test_perfstats_docstring_examples_run() -> None:
+    failures, tried = doctest.testmod(perfstats, verbose=False)
+    assert tried >= 4 and failures == 0
+
+
+# -- the noise band ---------------------------------------------------------------------------------------------
+
+
+def test_the_speedup_is_the_ratio_of_the_minima_and_the_worst_case_of_the_extremes() -> None:
+    verdict = judge([2.0, 2.4, 2.2], [0.5, 0.8, 0.6], min_speedup=4.0, noise_floor=1.15)
+    assert verdict.speedup == 2.0 / 0.5
+    assert verdict.worst_case == worst_case_speedup([2.0, 2.4, 2.2], [0.5, 0.8, 0.6]) == 2.0 / 0.8
+    assert (verdict.score, verdict.passed) == (1.0, True)
+
+
+def test_a_speedup_over_the_floor_scores_0_while_the_two_sides_overlap() -> None:
+    # one lucky candidate run: the minima say 1.5x, but the slowest candidate run is slower than the fastest baseline's
+    verdict = judge([1.5, 1.6, 1.55], [1.0, 1.7, 1.6], min_speedup=2.0, noise_floor=1.15)
+    assert verdict.speedup == 1.5 and perf_score(1.5, 2.0, 1.15) > 0
+    assert verdict.worst_case < 1.0
+    assert (verdict.score, verdict.passed) == (0.0, False)
+
+
+def test_the_band_widens_with_the_candidates_own_spread() -> None:
+    # the same 1.5x speed-up of the minima: inside the band when the candidate's runs spread 1.4x, beyond it at 1.2x
+    wide = judge([1.5, 1.5], [1.0, 1.4], min_speedup=2.0, noise_floor=1.15)
+    tight = judge([1.5, 1.5], [1.0, 1.2], min_speedup=2.0, noise_floor=1.15)
+    assert wide.speedup == tight.speedup == 1.5
+    assert wide.score == 0.0
+    assert tight.score == perf_score(1.5, 2.0, 1.15) > 0 and tight.passed is False
+
+
+def test_the_verdict_needs_timings_on_both_sides() -> None:
+    with pytest.raises(ValueError, match="both sides need timings, got 0 baseline and 1 candidate"):
+        judge([], [1.0], min_speedup=2.0, noise_floor=1.15)
 
 
 # -- wall-clock timing on a real benchmark ----------------------------------------------------------------------
@@ -194,6 +236,45 @@ def test_benchmarks_are_skipped_once_a_gate_failed(reported_task: Task, tmp_path
     assert result.score == 0.0
 
 
+def _bench_logging_seed(log: Path) -> str:
+    return ("import os\n\nfrom calc.slow import report\n\n"
+            f"with open({str(log)!r}, 'a') as fh:\n"
+            "    fh.write(os.environ['REPOGYM_PERF_SEED'] + ' ' + report() + '\\n')\n"
+            "print(report())\n")
+
+
+def test_each_pair_gets_a_seed_of_its_own_shared_by_both_sides(make_task: MakeTask, tmp_path: Path) -> None:
+    log = tmp_path / "seeds.log"
+    task = perf_task(make_task, {"calc/slow.py": REPORTER, "bench.py": _bench_logging_seed(log)}, {**REPORTED, "runs": 3})
+    grade_files(task, reporting('{"seconds": 0.5}'), PERF_ONLY)
+    runs = [line.split(" ", 1) for line in log.read_text().splitlines()]
+    assert len(runs) == 2 * (1 + 3)  # the warm-up pair and 3 timed pairs
+    by_seed = collections.defaultdict(list)
+    for seed, seconds in runs:
+        by_seed[seed].append(seconds)
+    assert len(by_seed) == 4  # no seed is used by two pairs: a cache keyed by the inputs never hits
+    assert all(sorted(sides) == ['{"seconds": 0.5}', '{"seconds": 1.0}'] for sides in by_seed.values())
+
+
+def test_a_grading_stops_at_the_first_pair_inside_the_noise_band(reported_task: Task) -> None:
+    result = grade_files(reported_task, reporting('{"seconds": 1.00}'), PERF_ONLY)  # a change that is not faster
+    perf = result.component("perf")
+    assert perf.details["pairs"] == 1 and perf.details["baseline_s"] == [1.0] and perf.details["candidate_s"] == [1.0]
+    assert (perf.score, perf.passed) == (0.0, False)
+    assert perf.messages[0] == ("speed-up 1.00x (baseline 1.000 s, candidate 1.000 s; target 4x), within the noise band: "
+                                "the slowest candidate run beat the fastest baseline run 1.00x, under the floor 1.15x "
+                                "(1 of 2 pairs run)")
+
+
+def test_a_grading_stops_once_every_candidate_run_beat_every_baseline_run_by_the_target(make_task: MakeTask) -> None:
+    task = perf_task(make_task, {"calc/slow.py": REPORTER, "bench.py": "from calc.slow import report\n\nprint(report())\n"},
+                     {**REPORTED, "runs": 6})
+    result = grade_files(task, reporting('{"seconds": 0.25}'), PERF_ONLY)
+    perf = result.component("perf")
+    assert perf.details["pairs"] == MIN_PAIRS_TO_ACCEPT == 3
+    assert perf.details["worst_case"] == 4.0 and (perf.score, perf.passed) == (1.0, True)
+
+
 def test_a_failing_baseline_benchmark_is_an_infrastructure_error(make_task: MakeTask) -> None:
     broken = "def report():\n    raise SystemExit(4)\n"
     task = perf_task(make_task, {"calc/slow.py": broken, "bench.py": "from calc.slow import report\n\nprint(report())\n"}, REPORTED)
@@ -211,5 +292,5 @@ def test_the_baseline_side_runs_each_task_s_own_hidden_benchmark(make_task: Make
     irrelevant = {"calc/notes.py": "# nothing to see\n"}  # a change that cannot affect the timing
     assert grade_files(first, irrelevant).component("perf").details["speedup"] == 1.0
     result = grade_files(second, irrelevant)
-    assert result.component("perf").details["baseline_s"] == [1.0, 1.0]
+    assert result.component("perf").details["baseline_s"] == [1.0]  # a 1.0x pair ends the grading
     assert result.score == 0.0
