@@ -5,8 +5,9 @@ Every path that differs from the baseline manifest is classified:
 - **carried**: regular files (and, if the task allows, symlinks that stay inside the tree)
   added, modified or deleted; their bytes are read once, here, and only these bytes reach the
   grader's fresh copy of the baseline;
-- **rejected**: symlinks, special files, oversized files and protected files; never carried,
-  and each one is a constraint violation (a failed gate, so the score is 0);
+- **rejected**: symlinks, special files, oversized files (one past 20 MiB, any past 32 MiB
+  carried in all, any past 1 GiB of the tree read to find changes) and protected files; never carried, and each one is a constraint violation (a
+  failed gate, so the score is 0);
 - **ignored**: bytecode and tool caches; never carried, never a violation (running the visible
   tests creates them).
 
@@ -29,7 +30,7 @@ from typing import Literal
 import pathspec
 
 from repogym_gym.task import Task
-from repogym_gym.tree import Entry, TreeChange, diff_manifests, scan_tree
+from repogym_gym.tree import UNHASHED, Entry, TreeChange, diff_manifests, scan_tree
 
 __all__ = [
     "DEFAULT_PROTECTED",
@@ -56,6 +57,10 @@ DEFAULT_PROTECTED = (
 CACHE_PATTERNS = ("__pycache__/", "*.pyc", "*.pyo", ".pytest_cache/", ".mypy_cache/", ".ruff_cache/", ".hypothesis/")
 #: Largest file carried into grading, bytes.
 MAX_CARRIED_FILE_BYTES = 20 * 1024 * 1024
+#: Most bytes carried into grading in all (the carried bytes are held in memory while grading).
+MAX_CARRIED_TOTAL_BYTES = 32 * 1024 * 1024
+#: Most bytes of the work tree read to find what changed; files past it are rejected unread.
+MAX_HASHED_BYTES = 1024 * 1024 * 1024
 #: Longest relative path carried, bytes (grading copies live deeper than workspaces; PATH_MAX is 4096).
 MAX_CARRIED_PATH_BYTES = 1024
 
@@ -180,6 +185,9 @@ def _classify(change: TreeChange, root: Path, baseline_tree: Path, policy: Carry
     if len(os.fsencode(path)) > MAX_CARRIED_PATH_BYTES:
         return Rejection(path[:80] + "...", "too_long", f"a path of {len(os.fsencode(path))} bytes is over the "
                          f"{MAX_CARRIED_PATH_BYTES}-byte limit; it is not carried")
+    if new is not None and new.kind == "file" and new.digest == UNHASHED:
+        return Rejection(path, "too_large", f"{path} was not read: the work tree holds more than "
+                         f"{MAX_HASHED_BYTES} bytes of files; it is not carried")
     if policy.is_protected(path):
         return Rejection(path, "protected", f"{path} is protected ({change.status}); the change is not carried")
     if Path(path).name == "pyproject.toml" and _pytest_table(baseline_tree / path) != _pytest_table(root / path):
@@ -220,14 +228,22 @@ def collect_changes(
     carried: list[CarriedFile] = []
     rejected: list[Rejection] = []
     ignored: list[str] = []
-    for change in diff_manifests(baseline_manifest, scan_tree(root)):
+    budget = MAX_CARRIED_TOTAL_BYTES
+    for change in diff_manifests(baseline_manifest, scan_tree(root, max_hashed_bytes=MAX_HASHED_BYTES)):
         if policy.is_cache(change.path):
             ignored.append(change.path)
+            continue
+        size = change.new.size if change.new is not None and change.new.kind == "file" else 0
+        if size > budget and size <= MAX_CARRIED_FILE_BYTES:
+            rejected.append(Rejection(change.path, "too_large", f"{change.path}: the submission passes "
+                                      f"{MAX_CARRIED_TOTAL_BYTES} bytes of carried files in all; it is not carried"))
             continue
         try:
             verdict = _classify(change, root, baseline_tree, policy)
         except OSError as exc:  # replaced or removed while we read it
             verdict = Rejection(change.path, "special", f"{change.path} could not be read as a regular file: {exc}")
+        if isinstance(verdict, CarriedFile):
+            budget -= len(verdict.data or b"")
         (carried if isinstance(verdict, CarriedFile) else rejected).append(verdict)
     carried, blocked = _unblock(carried, rejected, baseline_manifest)
     return ChangeSet(tuple(carried), tuple(rejected + blocked), tuple(ignored))

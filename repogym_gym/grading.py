@@ -26,6 +26,7 @@ from repogym_gym.errors import PatchError, PathEscapeError, RepoGymError, SetupE
 from repogym_gym.graders import CompositeGrader, ConstraintGrader, GradingContext, PerfGrader, QualityGrader, TestGrader
 from repogym_gym.graders.composite import combine
 from repogym_gym.graders.testrun import pycache_dir
+from repogym_gym.hiding import secret_paths
 from repogym_gym.results import GradeComponent, GradeResult
 from repogym_gym.sandbox import LocalSandbox, Sandbox
 from repogym_gym.task import Task
@@ -37,11 +38,12 @@ __all__ = ["confined", "default_grader", "grade_patch", "grade_snapshot", "grade
 def confined(sandbox: Sandbox, task: Task, cache_dir: Path | None = None) -> Sandbox:
     """``sandbox`` narrowed to ``task``, when it can be (it has a ``scoped`` method, as bubblewrap does).
 
-    Commands then cannot read the task directory (hidden tests, golden patch) nor the cache
-    (baselines, sources with their history); the cache's Python environments and the grader's
-    bytecode cache stay readable, and the task's ``limits`` apply. Grading copies hidden tests
-    in before its commands run, so it needs none of the hidden originals. Other sandboxes are
-    returned unchanged.
+    Commands then cannot read the task directory (hidden tests, golden patch), the suite around
+    it, the git checkout holding either, a git source on this machine (see
+    :func:`~repogym_gym.hiding.secret_paths`), nor the cache (baselines, sources with their
+    history); the cache's Python environments and the grader's bytecode cache stay readable,
+    and the task's ``limits`` apply. Grading copies hidden tests in before its commands run, so
+    it needs none of the hidden originals. Other sandboxes are returned unchanged.
 
     Args:
         sandbox: The sandbox to narrow.
@@ -52,7 +54,8 @@ def confined(sandbox: Sandbox, task: Task, cache_dir: Path | None = None) -> San
     if scoped is None:
         return sandbox
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    return scoped(hide=[task.root, cache], reveal=[cache / "envs", pycache_dir()], limits=task.spec.limits)
+    hide = [task.root, cache, *secret_paths(task)[1:]]
+    return scoped(hide=hide, reveal=[cache / "envs", pycache_dir()], limits=task.spec.limits)
 
 
 def default_grader(task: Task) -> CompositeGrader:

@@ -538,6 +538,9 @@ class LimitsSpec(_Strict):
     )
     file_size_mb: Annotated[int, Field(ge=1)] | None = Field(None, description="Largest file a command may write, MiB; null: the sandbox's default.")
     tmp_size_mb: Annotated[int, Field(ge=1)] | None = Field(None, description="Size of the command's private /tmp, MiB; null: the sandbox's default.")
+    disk_mb: Annotated[int, Field(ge=1)] | None = Field(
+        None, description="Disk space a command's workspace (or grading copy) may fill, MiB; null: the sandbox's default."
+    )
 
 
 class TaskSpec(_Strict):

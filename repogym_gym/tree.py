@@ -31,6 +31,7 @@ __all__ = [
     "Entry",
     "Manifest",
     "TreeChange",
+    "UNHASHED",
     "check_parents",
     "diff_manifests",
     "force_rmtree",
@@ -41,6 +42,8 @@ __all__ = [
 ]
 
 EntryKind = Literal["file", "symlink", "special"]
+#: The digest of a regular file :func:`scan_tree` did not read (past its ``max_hashed_bytes``).
+UNHASHED = "unhashed"
 #: Directories never walked, at any depth: git metadata an agent creates in its work tree is not part of a change.
 SKIPPED_DIRS = frozenset({".git"})
 
@@ -108,18 +111,31 @@ def _walk(root: Path) -> Iterator[tuple[str, os.stat_result]]:
                 yield Path(entry.path).relative_to(root).as_posix(), st
 
 
-def scan_tree(root: str | os.PathLike[str]) -> Manifest:
+def scan_tree(root: str | os.PathLike[str], *, max_hashed_bytes: int | None = None) -> Manifest:
     """Hash every non-directory path under ``root`` (``.git`` directories are skipped).
+
+    Args:
+        root: The tree.
+        max_hashed_bytes: Most bytes of file content read in all (None: no limit). A regular
+            file bigger than what is left of it keeps its size and gets the digest
+            :data:`UNHASHED` (a tree an agent made can hold a thousand sparse 1 GB files, which
+            hold no disk but take an hour to hash).
 
     Returns:
         Relative posix path -> Entry, for regular files, symlinks and special files.
     """
     root = Path(root)
     manifest: Manifest = {}
+    budget = max_hashed_bytes
     for rel, st in _walk(root):
         if stat.S_ISREG(st.st_mode):
-            digest, size = hash_file(root / rel)
             mode = 0o755 if st.st_mode & 0o111 else 0o644
+            if budget is not None and st.st_size > budget:
+                manifest[rel] = Entry("file", mode, st.st_size, UNHASHED)
+                continue
+            digest, size = hash_file(root / rel)
+            if budget is not None:
+                budget -= size
             manifest[rel] = Entry("file", mode, size, digest)
         elif stat.S_ISLNK(st.st_mode):
             target = os.readlink(root / rel)

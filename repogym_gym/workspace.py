@@ -144,8 +144,12 @@ class Workspace:
             raise PathEscapeError(f"path {rel!r} resolves outside the repository")
         return full
 
-    def read(self, rel: str) -> str:
+    def read(self, rel: str, *, max_bytes: int | None = None) -> str:
         """Text of a file (utf-8, undecodable bytes replaced).
+
+        With ``max_bytes``, a larger file gives its first and last ``max_bytes // 2`` bytes around
+        a marker, and only those are read (the agent controls file sizes: a 1 GB file must not
+        cost this process 2 GB).
 
         Raises:
             PathEscapeError: see :meth:`resolve`.
@@ -154,7 +158,28 @@ class Workspace:
         path = self.resolve(rel)
         if not path.is_file():
             raise FileNotFoundError(f"no file {rel!r} in the repository")
-        return path.read_bytes().decode("utf-8", errors="replace")
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if max_bytes is None or size <= max_bytes:
+                return fh.read().decode("utf-8", errors="replace")
+            half = max(1, max_bytes // 2)
+            head = fh.read(half)
+            fh.seek(size - half)
+            tail = fh.read(half)
+        marker = f"\n[... {size - 2 * half} bytes of {rel} not shown ...]\n"
+        return head.decode("utf-8", errors="replace") + marker + tail.decode("utf-8", errors="replace")
+
+    def size(self, rel: str) -> int:
+        """Bytes of a file of the work tree.
+
+        Raises:
+            PathEscapeError: see :meth:`resolve`.
+            FileNotFoundError: when there is no such file.
+        """
+        path = self.resolve(rel)
+        if not path.is_file():
+            raise FileNotFoundError(f"no file {rel!r} in the repository")
+        return path.stat().st_size
 
     def write(self, rel: str, content: str | bytes) -> None:
         """Create or overwrite a file (parents created), never writing through a symlink.
@@ -168,7 +193,7 @@ class Workspace:
 
     def list_files(self) -> list[str]:
         """Relative paths of every file and symlink in the work tree, sorted, caches excluded."""
-        return sorted(p for p in scan_tree(self.path) if not self.policy.is_cache(p))
+        return sorted(p for p in scan_tree(self.path, max_hashed_bytes=0) if not self.policy.is_cache(p))
 
     # -- changes -----------------------------------------------------------------------------
 

@@ -16,7 +16,15 @@ from pathlib import Path
 import pytest
 from tests.conftest import CALC_SOURCE, VISIBLE_TESTS, MakeTask
 
-from repogym_gym.changes import MAX_CARRIED_FILE_BYTES, CarriedFile, CarryPolicy, ChangeSet, collect_changes
+from repogym_gym import changes as changes_module
+from repogym_gym.changes import (
+    MAX_CARRIED_FILE_BYTES,
+    MAX_CARRIED_TOTAL_BYTES,
+    CarriedFile,
+    CarryPolicy,
+    ChangeSet,
+    collect_changes,
+)
 from repogym_gym.task import Task
 from repogym_gym.tree import scan_tree
 
@@ -358,6 +366,31 @@ def test_a_file_over_the_size_limit_is_rejected(trees: Trees) -> None:
     changes = trees.collect()
     assert verdicts(changes) == {"big.bin": "too_large"}
     assert changes.rejected[0].reason == f"big.bin is {MAX_CARRIED_FILE_BYTES + 1} bytes, over the 20971520-byte limit"
+
+
+def test_files_past_the_total_carried_budget_are_rejected(trees: Trees) -> None:
+    size = MAX_CARRIED_FILE_BYTES // 2
+    count = MAX_CARRIED_TOTAL_BYTES // size + 2
+    for i in range(count):
+        (trees.work / f"blob{i:02d}.bin").write_bytes(bytes([i]) * size)
+    changes = trees.collect()
+    carried = [c.path for c in changes.carried]
+    assert sum(len(c.data or b"") for c in changes.carried) <= MAX_CARRIED_TOTAL_BYTES
+    assert carried == [f"blob{i:02d}.bin" for i in range(MAX_CARRIED_TOTAL_BYTES // size)]
+    assert {r.rule for r in changes.rejected} == {"too_large"} and len(changes.rejected) == count - len(carried)
+    assert changes.rejected[0].reason == (f"{changes.rejected[0].path}: the submission passes {MAX_CARRIED_TOTAL_BYTES} "
+                                          "bytes of carried files in all; it is not carried")
+
+
+def test_files_past_the_hashing_budget_are_rejected_unread(trees: Trees, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(changes_module, "MAX_HASHED_BYTES", 3000)
+    for name in ("a.txt", "b.txt"):
+        (trees.work / name).write_text("x" * 1000)
+    with open(trees.work / "sparse.bin", "wb") as fh:
+        fh.truncate(10**12)  # a terabyte of holes: never read
+    changes = trees.collect()
+    assert verdicts(changes) == {"a.txt": "carried", "b.txt": "carried", "sparse.bin": "too_large"}
+    assert changes.rejected[0].reason.startswith("sparse.bin was not read: the work tree holds more than 3000 bytes")
 
 
 # --- nested git metadata -------------------------------------------------------------------------

@@ -87,6 +87,15 @@ def test_read_replaces_undecodable_bytes(ws: Workspace) -> None:
     assert ws.read("blob.bin") == "ok\ufffd\ufffd"
 
 
+def test_read_with_max_bytes_keeps_the_head_and_tail_of_a_larger_file(ws: Workspace) -> None:
+    ws.write("big.txt", "a" * 1000 + "b" * 1000)
+    assert ws.read("big.txt", max_bytes=2000) == "a" * 1000 + "b" * 1000
+    assert ws.read("big.txt", max_bytes=10) == "aaaaa\n[... 1990 bytes of big.txt not shown ...]\nbbbbb"
+    assert ws.size("big.txt") == 2000
+    with pytest.raises(FileNotFoundError):
+        ws.size("calc")
+
+
 def test_write_creates_parents_and_list_files_sees_it(ws: Workspace) -> None:
     ws.write("calc/deep/er/mod.py", "x = 1\n")
     assert ws.read("calc/deep/er/mod.py") == "x = 1\n"

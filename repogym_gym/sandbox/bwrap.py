@@ -5,7 +5,9 @@ A command runs as ``prlimit <limits> -- bwrap <mounts> <namespaces> -- setpriv <
 - **filesystem**: the host root read-only; the command's ``cwd`` and the ``writable`` directories
   the only writable binds; a private, size-limited ``/tmp`` and ``/dev/shm``; ``/run`` (hence
   ``/var/run``), ``/var/tmp``, ``/root`` and ``/home`` empty, so no host unix socket is reachable
-  (a filesystem socket ignores the network namespace); fresh ``/dev`` and ``/proc``. Paths in
+  (a filesystem socket ignores the network namespace), and so is every other listening socket of
+  the host (read from ``/proc/net/unix`` at each command: a socket that accepts anyone is
+  reachable through a read-only mount); fresh ``/dev`` and ``/proc``. Paths in
   ``hide`` are covered (an empty tmpfs on a directory; on a file, a device node no command may
   open) and paths in ``reveal`` bound back read-only; mounts apply parents first, so a
   workspace inside a hidden directory stays visible and a secret inside a revealed one stays
@@ -21,15 +23,16 @@ A command runs as ``prlimit <limits> -- bwrap <mounts> <namespaces> -- setpriv <
   remount a read-only bind writable, and RLIMIT_NPROC would not hold. The ``cwd`` and
   ``writable`` trees are handed to that uid before the command starts (root, the host process,
   can still read and write everything in them afterwards).
-- **limits**: :class:`~repogym_gym.sandbox.limits.SandboxLimits` through ``prlimit``.
+- **limits**: :class:`~repogym_gym.sandbox.limits.SandboxLimits` through ``prlimit``, and the
+  disk use of the writable directories through :class:`~repogym_gym.sandbox.disk.DiskWatch`.
 - **environment**: cleared, then the allowlist of :func:`~repogym_gym.sandbox.base.scrubbed_env`
   with ``HOME`` and ``TMPDIR`` set to the private ``/tmp``.
 - **output**: streamed with a head+tail cap, the group killed on timeout
   (:func:`~repogym_gym.sandbox.process.run_process`).
 
 The sandbox needs root (``available()`` is False otherwise, with the reason in
-``unavailable_reason()``). Known gaps: the workspace's own disk use is capped per file
-(RLIMIT_FSIZE), not in total; memory is an address-space cap (see
+``unavailable_reason()``). Known gaps: the disk limit is checked while the command runs (what it
+writes past the limit before the check sees it is bounded, not zero); memory is an address-space cap (see
 :mod:`repogym_gym.sandbox.limits`); output past the cap is dropped, not stopped (the timeout
 bounds an endless stream); ``/sys`` stays readable.
 
@@ -43,6 +46,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import sys
 import tempfile
 import threading
@@ -55,11 +59,12 @@ from pydantic import BaseModel
 from repogym_gym.errors import SandboxError
 from repogym_gym.results import CommandResult
 from repogym_gym.sandbox.base import DEFAULT_ENV_ALLOWLIST, scrubbed_env
+from repogym_gym.sandbox.disk import DiskWatch
 from repogym_gym.sandbox.limits import SandboxLimits, prlimit_argv
 from repogym_gym.sandbox.process import run_process
 from repogym_gym.sandbox.slots import SlotPool, hand_over
 
-__all__ = ["BubblewrapSandbox", "SANDBOX_ENV"]
+__all__ = ["BubblewrapSandbox", "SANDBOX_ENV", "host_sockets"]
 
 #: Variables every sandboxed command gets (the caller's ``env`` may override them).
 SANDBOX_ENV = {"HOME": "/tmp", "TMPDIR": "/tmp", "USER": "repogym", "LOGNAME": "repogym"}
@@ -98,6 +103,27 @@ def _depth(path: str) -> int:
 
 def _under(path: str, parent: str) -> bool:
     return path == parent or path.startswith(parent.rstrip("/") + "/")
+
+
+def host_sockets() -> list[str]:
+    """Paths of the filesystem unix sockets bound in this network namespace (``/proc/net/unix``)
+    that exist in this mount namespace as sockets; abstract sockets (``@name``) are left out,
+    since a sandbox's own network namespace already separates them."""
+    try:
+        lines = Path("/proc/net/unix").read_text(encoding="utf-8", errors="replace").splitlines()[1:]
+    except OSError:
+        return []
+    found = []
+    for line in lines:
+        fields = line.split(None, 7)
+        if len(fields) < 8 or not fields[7].startswith("/"):
+            continue
+        try:
+            if stat.S_ISSOCK(os.lstat(fields[7]).st_mode):
+                found.append(fields[7])
+        except OSError:
+            continue
+    return list(dict.fromkeys(found))
 
 
 class BubblewrapSandbox:
@@ -207,8 +233,10 @@ class BubblewrapSandbox:
         with pool.slot(prefer=os.stat(work).st_uid) as uid:
             hand_over([Path(work), *map(Path, extra)], uid, reclaim=pool.uids)
             command = self.command(argv, cwd=work, env=env, writable=extra, uid=uid)
+            disk_mb = self.limits.disk_mb
+            watch = DiskWatch([Path(work), *map(Path, extra)], disk_mb * _MB) if disk_mb is not None else None
             return run_process(command, cwd=work, env=_HOST_ENV, timeout_s=timeout_s,
-                               output_limit_bytes=output_limit_bytes, display_argv=list(argv))
+                               output_limit_bytes=output_limit_bytes, display_argv=list(argv), watch=watch)
 
     def command(
         self,
@@ -245,6 +273,8 @@ class BubblewrapSandbox:
         """Hide, reveal and writable mounts, parents first (a deeper mount covers a shallower one)."""
         ops: list[tuple[int, int, str, str]] = []  # (depth, rank, kind, path): equal depth -> binds win
         ops += [(_depth(p), 0, "hide", p) for p in self.hide if os.path.lexists(p)]
+        own = [cwd, *writable]
+        ops += [(_depth(p), 0, "hide", p) for p in host_sockets() if not any(_under(p, t) for t in own)]
         ops += [(_depth(p), 1, "reveal", p) for p in dict.fromkeys([*self.reveal, *_interpreter_dirs()])]
         ops += [(_depth(p), 2, "bind", p) for p in dict.fromkeys([*writable, cwd])]
         ops.sort()

@@ -14,8 +14,11 @@ mounts. What each one does and does not cap:
   kernel ignores it for uid 0, so the bubblewrap sandbox runs every command as an unprivileged
   uid of its own (see :mod:`repogym_gym.sandbox.slots`).
 - ``file_size_mb``: size of any one file written (RLIMIT_FSIZE; the writer gets SIGXFSZ/EFBIG).
-  It caps each file, not the disk: a command can still fill the workspace's filesystem with many
-  files below the cap. Only ``/tmp`` and ``/dev/shm`` have a total (``tmp_size_mb`` each).
+  It caps each file, not the disk.
+- ``disk_mb``: what the command's writable directories (its workspace or grading copy, a
+  scratch directory) may hold together, checked while it runs by
+  :class:`~repogym_gym.sandbox.disk.DiskWatch`, which kills it past the limit. The private
+  ``/tmp`` and ``/dev/shm`` are tmpfs mounts of ``tmp_size_mb`` each.
 - ``open_files``: open file descriptors per process (RLIMIT_NOFILE).
 
 Example:
@@ -54,6 +57,9 @@ class SandboxLimits(BaseModel):
     )
     file_size_mb: Annotated[int, Field(ge=1)] | None = Field(1024, description="Largest file written, MiB (RLIMIT_FSIZE).")
     open_files: Annotated[int, Field(ge=16)] = Field(4096, description="Open file descriptors per process (RLIMIT_NOFILE).")
+    disk_mb: Annotated[int, Field(ge=1)] | None = Field(
+        4096, description="Bytes the command's writable directories may hold together, MiB (killed past it)."
+    )
     tmp_size_mb: Annotated[int, Field(ge=1)] = Field(512, description="Size of the private /tmp and of /dev/shm, MiB each.")
 
     def merged(self, overrides: Mapping[str, Any] | BaseModel | None) -> SandboxLimits:

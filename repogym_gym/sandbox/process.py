@@ -12,7 +12,7 @@ import signal
 import subprocess
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from repogym_gym.results import CommandResult
@@ -22,6 +22,8 @@ __all__ = ["CappedBuffer", "run_process"]
 #: Seconds to keep reading after the main process exited, before giving up on pipes that
 #: an escaped process still holds open.
 DRAIN_GRACE_S = 1.0
+#: Seconds between two calls of a run's ``watch`` check.
+WATCH_INTERVAL_S = 0.05
 _CHUNK = 65536
 
 
@@ -85,6 +87,7 @@ def run_process(
     timeout_s: float,
     output_limit_bytes: int = 64_000,
     display_argv: Sequence[str] | None = None,
+    watch: Callable[[], str | None] | None = None,
 ) -> CommandResult:
     """Run ``argv`` in a new session and return what it did.
 
@@ -99,6 +102,9 @@ def run_process(
         timeout_s: Seconds before the group is killed.
         output_limit_bytes: Bytes of stdout and of stderr kept (head and tail halves).
         display_argv: What to record as ``argv`` in the result (defaults to ``argv``).
+        watch: Called about every :data:`WATCH_INTERVAL_S` seconds while the command runs; a
+            string it returns is why the command must stop: the group is killed (exit code
+            ``-9``) and ``[killed by repogym: <reason>]`` ends ``stderr``.
 
     Returns:
         A CommandResult; ``exit_code`` is None when the program could not be started
@@ -128,9 +134,17 @@ def run_process(
     deadline = start + timeout_s
     timed_out = False
     drain_until: float | None = None
+    stopped: str | None = None
+    next_watch = start + WATCH_INTERVAL_S
     try:
         while sel.get_map():
             now = time.monotonic()
+            if watch is not None and drain_until is None and now >= next_watch:
+                next_watch = now + WATCH_INTERVAL_S
+                stopped = watch()
+                if stopped:
+                    _kill_group(proc.pid)
+                    drain_until = now + DRAIN_GRACE_S
             if not timed_out and now >= deadline:
                 timed_out = True
                 _kill_group(proc.pid)
@@ -140,7 +154,7 @@ def run_process(
                 drain_until = now + DRAIN_GRACE_S
             if drain_until is not None and now >= drain_until:
                 break
-            wait = min(0.05, max(0.0, (drain_until or deadline) - now))
+            wait = min(WATCH_INTERVAL_S, max(0.0, (drain_until or deadline) - now))
             for key, _ in sel.select(timeout=wait):
                 data = os.read(key.fd, _CHUNK)
                 if data:
@@ -164,7 +178,7 @@ def run_process(
         argv=shown,
         exit_code=proc.returncode,
         stdout=out.text(),
-        stderr=err.text(),
+        stderr=err.text() + (f"\n[killed by repogym: {stopped}]\n" if stopped else ""),
         duration_s=duration,
         timed_out=timed_out,
         truncated=out.truncated or err.truncated,

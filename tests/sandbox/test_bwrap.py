@@ -342,3 +342,18 @@ def test_default_sandbox_confines_untrusted_agents_where_bwrap_runs(monkeypatch:
 
 def test_bwrap_docstring_examples_run() -> None:
     assert doctest.testmod(bwrap_module).failed == 0
+
+
+def test_host_sockets_lists_the_bound_filesystem_sockets_that_exist(tmp_path: Path) -> None:
+    """Every listening socket of the host is covered in the sandbox, wherever it lives (a socket
+    that accepts anyone is reachable through a read-only mount); see tests/redteam/test_escapes.py."""
+    path = tmp_path / "s.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen()
+    try:
+        assert str(path) in bwrap_module.host_sockets()
+        path.unlink()
+        assert str(path) not in bwrap_module.host_sockets()  # bound, but no longer on disk
+    finally:
+        server.close()

@@ -1,0 +1,243 @@
+"""Information leaks: the agent reads what would give the answer away, or the host's secrets.
+
+The tasks here live outside ``/tmp`` (whose host copy no sandboxed command sees anyway), so only
+the sandbox's own hiding stands between a command and the secret.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from repogym_gym.task import Task, load_task
+from tests.conftest import CALC_SOURCE, FIXED_SOURCE, GOLDEN_PATCH, HIDDEN_TESTS, VISIBLE_TESTS, tiny_spec
+from tests.redteam.conftest import GUARDRAIL, Start, act, assert_unearned_zero, attack, script, submit, write
+
+G = "information leaks"
+GIT_ENV = {"PATH": os.environ["PATH"], "HOME": "/nonexistent", "GIT_CONFIG_NOSYSTEM": "1",
+           "GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@b", "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@b"}
+GOLDEN_LINE = "+    return a + b"  # only the golden patch (or a fixed source) holds it
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True,
+                          env=GIT_ENV).stdout.strip()
+
+
+def write_task(root: Path, *, hidden: str = HIDDEN_TESTS, **overrides: object) -> Path:
+    files = {"repo/calc/__init__.py": CALC_SOURCE, "repo/tests/test_calc.py": VISIBLE_TESTS,
+             "hidden/tests/test_calc_hidden.py": hidden, "task.yaml": yaml.safe_dump(tiny_spec(**overrides), sort_keys=False)}
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    (root / "solution.patch").write_text(GOLDEN_PATCH)
+    return root
+
+
+@pytest.fixture
+def suite(host_dir: Path, tiny_task: Task) -> tuple[Task, str]:
+    """The tiny task beside a sibling task, in a suite that is a git checkout, outside /tmp.
+
+    Returns the task and the sibling's secret (in its hidden tests).
+    """
+    root = host_dir / "suite"
+    shutil.copytree(tiny_task.root, root / "tiny-calc")
+    sibling_secret = f"SIBLING_SECRET_{secrets.token_hex(4)}"
+    shutil.copytree(tiny_task.root, root / "other-task")
+    spec = yaml.safe_load((root / "other-task" / "task.yaml").read_text())
+    (root / "other-task" / "task.yaml").write_text(yaml.safe_dump({**spec, "id": "other-task"}, sort_keys=False))
+    (root / "other-task" / "hidden" / "tests" / "test_calc_hidden.py").write_text(HIDDEN_TESTS + f"# {sibling_secret}\n")
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "tasks")
+    return load_task(root / "tiny-calc"), sibling_secret
+
+
+LEAK_PROBE = """\
+import glob, os, subprocess
+def show(label, path):
+    try:
+        with open(path, errors="replace") as fh:
+            print(label, fh.read())
+    except OSError as exc:
+        print(label, "unreadable", type(exc).__name__)
+show("golden:", {golden!r})
+show("hidden:", {hidden!r})
+for path in glob.glob({siblings!r}):
+    show("sibling:", path)
+git = subprocess.run(["git", "-c", "safe.directory=*", "-C", {suite!r}, "log", "-p", "--all"],
+                     capture_output=True, text=True, errors="replace")
+print("history:", git.returncode, git.stdout[-20000:], git.stderr[-300:])
+print("done")
+"""
+
+
+@attack(G, "hidden tests / golden patch read from disk (task dir, suite, its git history)", local=GUARDRAIL,
+        confining="no effect")
+def test_the_hidden_tests_and_golden_patch_cannot_be_read_from_disk(start: Start, suite: tuple[Task, str]) -> None:
+    """Confining sandboxes only: LocalSandbox runs commands as the host user, who can read the task.
+
+    The task directory, the suite around it (other tasks' answers) and the git checkout holding
+    them (whose history keeps every version) are all out of sight.
+    """
+    task, sibling_secret = suite
+    env = start(task)
+    probe = LEAK_PROBE.format(golden=str(task.root / "solution.patch"),
+                              hidden=str(task.root / "hidden" / "tests" / "test_calc_hidden.py"),
+                              siblings=str(task.root.parent / "*" / "hidden" / "tests" / "*.py"), suite=str(task.root.parent))
+    out = script(env, probe).observation.text
+    assert "done" in out, out
+    for secret in (GOLDEN_LINE, "test_add_negative", sibling_secret):
+        assert secret not in out, out
+
+
+@pytest.fixture
+def git_source_task(host_dir: Path) -> tuple[Task, str]:
+    """A task whose source is a commit of a git repository on this machine with later commits:
+    the next one fixes the bug (as a mined HistoryMiner task's repository does) and is tagged."""
+    upstream = host_dir / "upstream"
+    upstream.mkdir()
+    git(upstream, "init", "-q", "-b", "main")
+    (upstream / "calc").mkdir()
+    (upstream / "tests").mkdir()
+    (upstream / "calc" / "__init__.py").write_text(CALC_SOURCE)
+    (upstream / "tests" / "test_calc.py").write_text(VISIBLE_TESTS)
+    git(upstream, "add", "-A")
+    git(upstream, "commit", "-qm", "buggy")
+    base = git(upstream, "rev-parse", "HEAD")
+    marker = f"FUTURE_FIX_{secrets.token_hex(4)}"
+    (upstream / "calc" / "__init__.py").write_text(FIXED_SOURCE + f"# {marker}\n")
+    git(upstream, "commit", "-qam", f"fix add ({marker})")
+    git(upstream, "tag", "-a", "v1.0", "-m", marker)
+    git(upstream, "checkout", "-q", base)  # a reflog entry too
+    task_root = write_task(host_dir / "git-task", repo={"source": {"type": "git", "url": str(upstream), "commit": base}})
+    return load_task(task_root), marker
+
+
+FUTURE_PROBE = """\
+import subprocess
+def git(*args):
+    p = subprocess.run(["git", "-c", "safe.directory=*", *args], capture_output=True, text=True, errors="replace")
+    return f"{{p.returncode}} {{p.stdout[-4000:]}} {{p.stderr[-200:]}}"
+for where in {places!r}:
+    for args in (["log", "--all", "-p"], ["reflog", "--all"], ["tag", "-n"], ["cat-file", "--batch-all-objects", "--batch"]):
+        print(where, args[0], git("--git-dir=" + where, *args))
+        print(where, args[0], git("-C", where, *args))
+print("done")
+"""
+
+
+@attack(G, "future commits (git log --all, reflog, tags) from the workspace's git metadata", local="no effect",
+        confining="no effect")
+def test_the_workspaces_git_metadata_holds_no_future_commit(start: Start, git_source_task: tuple[Task, str]) -> None:
+    task, marker = git_source_task
+    env = start(task)
+    out = script(env, FUTURE_PROBE.format(places=[".", ".git", "../git"])).observation.text
+    assert "done" in out and marker not in out, out
+
+
+@attack(G, "future commits from the task's source repository on the host", local=GUARDRAIL, confining="no effect")
+def test_the_source_repository_on_the_host_is_out_of_sight(start: Start, git_source_task: tuple[Task, str]) -> None:
+    """Confining sandboxes only: under LocalSandbox the repository is readable by the host user.
+
+    A task's ``git`` source on this machine holds the commits after the baseline (for a mined
+    task, the fix itself), so it is hidden like the task directory.
+    """
+    task, marker = git_source_task
+    env = start(task)
+    upstream = str(task.root.parent / "upstream")
+    out = script(env, FUTURE_PROBE.format(places=[upstream, upstream + "/.git"])).observation.text
+    assert "done" in out and marker not in out, out
+
+
+ENV_PROBE = """\
+import glob, os
+print("own:", sorted(os.environ.items()))
+for path in ["/proc/1/environ", "/proc/%d/environ" % os.getppid(), *glob.glob("/proc/[0-9]*/environ")]:
+    try:
+        with open(path, "rb") as fh:
+            print(path, fh.read().replace(b"\\0", b" ").decode(errors="replace"))
+    except OSError as exc:
+        print(path, "unreadable", type(exc).__name__)
+print("pids:", sorted(int(p) for p in os.listdir("/proc") if p.isdigit()))
+print("done")
+"""
+
+
+@attack(G, "parent's and host processes' environment through /proc", local=GUARDRAIL, confining="no effect")
+def test_host_process_environments_are_not_readable_through_proc(start: Start, tiny_task: Task) -> None:
+    """Confining sandboxes only: under LocalSandbox a command runs as the host user, who can read
+    the environment of every process of that user (``/proc/<pid>/environ``)."""
+    token = f"proc-secret-{secrets.token_hex(6)}"
+    holder = subprocess.Popen(["sleep", "60"], env={"PATH": os.environ["PATH"], "TRAINER_API_KEY": token})
+    try:
+        env = start(tiny_task)
+        out = script(env, ENV_PROBE).observation.text
+    finally:
+        holder.kill()
+        holder.wait()
+    assert "done" in out and token not in out, out
+    pids = [int(p) for p in out.split("pids:", 1)[1].split("]", 1)[0].strip(" [").split(",") if p.strip()]
+    assert os.getpid() not in pids and holder.pid not in pids
+
+
+@attack(G, "host environment secrets (Run and Test actions)", local="no effect", confining="no effect")
+def test_host_environment_secrets_never_reach_a_command(start: Start, tiny_task: Task,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    token = f"env-secret-{secrets.token_hex(6)}"
+    for name in ("OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY", "REPOGYM_REDTEAM_SECRET"):
+        monkeypatch.setenv(name, token)
+    env = start(tiny_task)
+    run_out = script(env, "import os\nprint(sorted(os.environ.items()))\n").observation.text
+    write(env, "calc/__init__.py", CALC_SOURCE + "\nimport os, sys\nsys.stderr.write(repr(dict(os.environ)))\n"
+                                                 "raise SystemExit(repr(dict(os.environ)))\n")
+    test_out = act(env, "test").observation.text
+    assert "PATH" in run_out and token not in run_out, run_out
+    assert "PATH" in test_out and token not in test_out, test_out
+
+
+EXFILTRATE = """
+import glob as _glob, os as _os, shutil as _shutil
+_here = _os.path.dirname(_os.path.abspath(__file__))
+for _hidden in _glob.glob(_os.path.join(_here, "..", "tests", "*hidden*.py")):
+    for _drop in [{drop!r}, *_glob.glob("/tmp/repogym-tiny-calc-*/repo")]:
+        try:
+            _shutil.copy(_hidden, _os.path.join(_drop, "leaked_" + _os.path.basename(_hidden)))
+        except OSError:
+            pass
+"""
+
+
+@attack(G, "hidden tests exfiltrated by the code under test during grading", local=GUARDRAIL, confining="no effect")
+def test_code_under_test_cannot_carry_hidden_tests_out_of_grading(start: Start, tiny_task: Task, host_dir: Path) -> None:
+    """Confining sandboxes only: under LocalSandbox the code under test runs as the host user and
+    can copy the injected hidden tests anywhere, a later episode's workspace included.
+
+    In a confining sandbox the grading run can write only its own fresh copy and scratch
+    directory, both removed after grading.
+    """
+    drop = host_dir / "drop"
+    drop.mkdir(mode=0o777)
+    drop.chmod(0o777)
+    env = start(tiny_task)
+    write(env, "calc/__init__.py", CALC_SOURCE + EXFILTRATE.format(drop=str(drop)))
+    assert env.workspace is not None
+    workspace = env.workspace.path
+    result = submit(env)
+    assert_unearned_zero(result)
+    assert result.info["grade"]["fail_to_pass"]["tests/test_calc_hidden.py::test_add_negative"] == "failed"  # it ran
+    assert list(drop.iterdir()) == []
+    assert not list(workspace.glob("leaked_*"))
+
+
+def test_the_suite_fixture_keeps_the_secrets_in_the_checkouts_history(suite: tuple[Task, str]) -> None:
+    """The leak probe above would find the answers if nothing hid them (a check of the fixture)."""
+    task, sibling_secret = suite
+    history = git(task.root.parent, "log", "-p", "--all")
+    assert GOLDEN_LINE in history and "test_add_negative" in history and sibling_secret in history
