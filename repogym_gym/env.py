@@ -53,6 +53,8 @@ __all__ = ["MAX_OBSERVATION_CHARS", "EpisodeError", "RepoEnv", "StepResult"]
 
 #: Longest observation text, characters; longer text keeps its head and tail around a marker.
 MAX_OBSERVATION_CHARS = 50_000
+#: Largest file the Edit action rewrites, bytes (it is read whole into memory).
+MAX_EDIT_BYTES = 8 * 1024 * 1024
 #: Total reward shaping can add in one episode.
 SHAPING_BUDGET = 0.1
 _TREE_LIMIT = 300
@@ -111,7 +113,9 @@ class RepoEnv:
 
     Args:
         task: The task.
-        sandbox: Where Run/Test commands and grading run (default LocalSandbox).
+        sandbox: Where Run/Test commands and grading run (default LocalSandbox). One with
+            ``open(tree)`` and ``release(tree)`` methods (Docker: a container per episode) is
+            handed the workspace after ``reset`` made it and gets it back before it is removed.
         store: Baseline cache (default: the process-wide one).
         max_steps: Step budget (default: the task's ``limits.max_steps``).
         reward_shaping: Opt in to shaping (at most 0.1 per episode, for visible-test progress).
@@ -180,6 +184,9 @@ class RepoEnv:
         info: dict[str, Any] = {"task_id": self.task.id, "episode_id": episode_id}
         try:
             self.workspace = Workspace.create(self.task, store=self.store)
+            opener = getattr(self._sandbox, "open", None)  # a sandbox holding a container per episode (docker)
+            if opener is not None:
+                opener(self.workspace.path)
         except (SetupError, SourceError, WorkspaceError, SandboxError, OSError) as exc:
             self._infra_error = f"{type(exc).__name__}: {exc}"
             info["infra_error"] = self._infra_error
@@ -268,8 +275,13 @@ class RepoEnv:
 
     def _drop_workspace(self) -> None:
         if self.workspace is not None:
-            self.workspace.close()
-            self.workspace = None
+            try:
+                release = getattr(self._sandbox, "release", None)  # the episode's container, if open() made one
+                if release is not None:
+                    release(self.workspace.path)
+            finally:
+                self.workspace.close()
+                self.workspace = None
 
     def _observe(self, text: str, *, exit_code: int | None = None, error: str | None = None) -> Observation:
         return Observation(text=_clip(text), step=self._step, steps_left=max(0, self.max_steps - self._step),
@@ -307,13 +319,18 @@ class RepoEnv:
         return self.workspace
 
     def _do_read(self, action: Any) -> Observation:
-        return self._observe(self._ws().read(action.path))
+        # the marker of a cut file (its size) must survive the observation's own clipping
+        return self._observe(self._ws().read(action.path, max_bytes=MAX_OBSERVATION_CHARS - 200))
 
     def _do_write(self, action: Any) -> Observation:
         self._ws().write(action.path, action.content)
         return self._observe(f"Wrote {len(action.content.encode())} bytes to {action.path}.")
 
     def _do_edit(self, action: Any) -> Observation:
+        size = self._ws().size(action.path)
+        if size > MAX_EDIT_BYTES:
+            raise _Refusal(f"Edit failed: {action.path} is {size} bytes, over the {MAX_EDIT_BYTES}-byte limit of the "
+                           "edit action; use write, or a command.")
         text = self._ws().read(action.path)
         count = text.count(action.old)
         if count != 1:

@@ -333,7 +333,7 @@ def test_process_module_docstring_examples_run() -> None:
 def test_make_sandbox_unknown_name_lists_the_valid_names() -> None:
     with pytest.raises(SandboxUnavailableError) as info:
         make_sandbox("nope")
-    assert str(info.value) == "unknown sandbox 'nope'; valid sandboxes are ['bwrap', 'local']"
+    assert str(info.value) == "unknown sandbox 'nope'; valid sandboxes are ['auto', 'bwrap', 'docker', 'local']"
 
 
 def test_make_sandbox_local_builds_a_sandbox() -> None:
@@ -347,3 +347,10 @@ def test_local_sandbox_close_is_idempotent_and_it_is_a_context_manager(tmp_path:
         assert sb.run(["true"], cwd=tmp_path, timeout_s=5).ok
     sb.close()
     sb.close()
+
+
+def test_make_sandbox_auto_is_the_default_for_an_untrusted_agent() -> None:
+    from repogym_gym.sandbox import default_sandbox
+
+    assert make_sandbox("auto").name == default_sandbox(trusted=False).name
+    assert default_sandbox(trusted=True).name == "local"

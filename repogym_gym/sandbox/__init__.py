@@ -1,9 +1,10 @@
 """Sandboxes: where commands of an episode and of grading run.
 
 Backends are resolved lazily by name, so an optional backend's imports cost nothing until used:
-``local`` (a plain subprocess, a guardrail for trusted agents) and ``bwrap`` (bubblewrap: a real
-boundary for untrusted ones; see :mod:`repogym_gym.sandbox.bwrap`). :func:`default_sandbox`
-picks between them.
+``local`` (a plain subprocess, a guardrail for trusted agents), ``bwrap`` (bubblewrap: a real
+boundary for untrusted ones; see :mod:`repogym_gym.sandbox.bwrap`) and ``docker`` (a container
+per episode, grading in fresh ones; see :mod:`repogym_gym.sandbox.docker`).
+:func:`default_sandbox` picks between the first two.
 
 Example:
     >>> make_sandbox("local").name
@@ -47,6 +48,7 @@ def make_sandbox(name: str, **kwargs: Any) -> Sandbox:
     sandbox: Sandbox = getattr(importlib.import_module(module_name), attr)(**kwargs)
     if not sandbox.available():
         reason = getattr(sandbox, "unavailable_reason", lambda: None)()
+        sandbox.close()  # what probing it opened (Docker: an engine connection)
         raise SandboxUnavailableError(f"sandbox {name!r} is not available on this machine" + (f": {reason}" if reason else ""))
     return sandbox
 

@@ -1,18 +1,21 @@
-"""Fixtures of the sandbox tests: a bubblewrap sandbox, and helpers that look for survivors.
+"""Fixtures of the sandbox tests: a bubblewrap and a Docker sandbox, and helpers that look for survivors.
 
-Without bubblewrap the bwrap tests skip, except under ``CI=true``, where a missing sandbox is a
-failure (CI installs it; a silently skipped boundary is no boundary).
+Without bubblewrap (or a Docker engine with the base image) those tests skip, except under
+``CI=true``, where a missing sandbox is a failure (CI installs and starts them; a silently
+skipped boundary is no boundary).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from repogym_gym.results import CommandResult
 from repogym_gym.sandbox.bwrap import BubblewrapSandbox
+from repogym_gym.sandbox.docker import PID_LABEL, DockerSandbox
 from repogym_gym.sandbox.slots import SlotPool
 
 
@@ -25,6 +28,41 @@ def require_bwrap() -> BubblewrapSandbox:
             pytest.fail(f"CI=true requires the bwrap sandbox, which cannot run here: {reason}")
         pytest.skip(f"bwrap sandbox unavailable: {reason}")
     return sandbox
+
+
+def require_docker(**kwargs: object) -> DockerSandbox:
+    """A DockerSandbox (``kwargs`` passed on), or a skip (a failure under CI=true) naming why it cannot run.
+
+    The caller closes it. CI starts the engine with ``.ci/docker-up`` and exports
+    ``REPOGYM_DOCKER_HOST``.
+    """
+    sandbox = DockerSandbox(**kwargs)  # type: ignore[arg-type]
+    reason = sandbox.unavailable_reason()
+    if reason is not None:
+        sandbox.close()
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true requires the docker sandbox, which cannot run here: {reason}")
+        pytest.skip(f"docker sandbox unavailable: {reason}")
+    return sandbox
+
+
+@pytest.fixture
+def docker_sandbox() -> Iterator[DockerSandbox]:
+    """The Docker sandbox with default limits, closed (every container removed) after the test."""
+    sandbox = require_docker()
+    yield sandbox
+    sandbox.close()
+
+
+def my_containers() -> list[str]:
+    """Ids of the containers (running or not) that sandboxes of this process started."""
+    from repogym_gym.sandbox.engine import connect
+
+    client = connect()
+    try:
+        return [c.id for c in client.containers.list(all=True, filters={"label": f"{PID_LABEL}={os.getpid()}"})]
+    finally:
+        client.close()
 
 
 @pytest.fixture
