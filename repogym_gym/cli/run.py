@@ -61,7 +61,7 @@ def run_command(
     seed: Annotated[int, typer.Option(help="Base reset seed; sample i uses seed + i.")] = 0,
     sandbox: Annotated[str, typer.Option(help="Where commands and grading run: auto (local for golden, noop "
                                          "and scripted agents; bubblewrap for the others where it runs), "
-                                         "local or bwrap.")] = "auto",
+                                         "local, bwrap or docker.")] = "auto",
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Results directory; an existing run there is "
                                              "resumed. Default: runs/<timestamp>.", show_default=False)] = None,
 ) -> None:

@@ -33,7 +33,7 @@ from repogym_gym.errors import SandboxUnavailableError
 from repogym_gym.sandbox import Sandbox, make_sandbox
 
 #: Sandbox name -> whether it confines the host (filesystem, network, processes). Add "docker": True.
-SANDBOXES: dict[str, bool] = {"local": False, "bwrap": True}
+SANDBOXES: dict[str, bool] = {"local": False, "bwrap": True, "docker": True}
 #: The table's columns; a column with no entry in SANDBOXES is "pending".
 TABLE_SANDBOXES = ("local", "bwrap", "docker")
 #: Outcomes a sandbox does not promise to stop; tests are not run for them.

@@ -7,7 +7,7 @@ the table is what a green run of the suite shows. A column whose sandbox is not 
 Usage::
 
     python -m tests.redteam.table            # print the table
-    python -m tests.redteam.table --write    # rewrite it in tests/redteam/README.md
+    python -m tests.redteam.table --write    # rewrite it in tests/redteam/README.md and README.md
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ import pytest
 from tests.redteam.conftest import SANDBOXES, TABLE_SANDBOXES, outcome_in
 
 README = Path(__file__).with_name("README.md")
+#: The project's README, which carries the same table.
+PROJECT_README = Path(__file__).parents[2] / "README.md"
 #: The suite's modules, in table order (any other test module follows, by name).
 ORDER = ("test_tampering", "test_leaks", "test_escapes", "test_resources", "test_controls")
 BEGIN, END = "<!-- attack-table:begin -->", "<!-- attack-table:end -->"
@@ -53,10 +55,12 @@ def render_table() -> str:
 
 
 def write_readme() -> None:
-    text = README.read_text()
-    before, rest = text.split(BEGIN, 1)
-    after = rest.split(END, 1)[1]
-    README.write_text(f"{before}{BEGIN}\n{render_table()}{END}{after}")
+    """Rewrite the table between the markers of this suite's README and of the project's."""
+    for readme in (README, PROJECT_README):
+        text = readme.read_text()
+        before, rest = text.split(BEGIN, 1)
+        after = rest.split(END, 1)[1]
+        readme.write_text(f"{before}{BEGIN}\n{render_table()}{END}{after}")
 
 
 if __name__ == "__main__":

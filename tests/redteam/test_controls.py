@@ -16,7 +16,7 @@ import repogym_gym  # noqa: F401  (registers RepoGym/<task>-v0)
 from repogym_gym.agents import GoldenAgent, NoopAgent, run_episode
 from tests.conftest import FIXED_SOURCE, MakeTask
 from tests.redteam.conftest import attack, processes_in, require_sandbox
-from tests.redteam.table import README, render_table
+from tests.redteam.table import PROJECT_README, README, render_table
 
 G = "controls"
 
@@ -106,6 +106,7 @@ def test_200_episodes_leave_nothing_behind(sandbox_name: str, make_task: MakeTas
 
 
 def test_the_readme_table_is_the_suites_declared_outcomes() -> None:
-    """tests/redteam/README.md shows the table the attack markers declare (regenerate it with
-    ``python -m tests.redteam.table --write``)."""
+    """tests/redteam/README.md and the project's README show the table the attack markers declare
+    (regenerate both with ``python -m tests.redteam.table --write``)."""
     assert render_table() in README.read_text(), "run: python -m tests.redteam.table --write"
+    assert render_table() in PROJECT_README.read_text(), "run: python -m tests.redteam.table --write"

@@ -155,10 +155,12 @@ def test_remounting_a_read_only_bind_writable_fails(start: Start, tiny_task: Tas
     """Confining sandboxes only: LocalSandbox mounts nothing read-only (and a command there runs
     with the host user's own privileges, which is what a guardrail means).
 
-    The host file is world-writable: only the read-only mount stands in the way.
+    The host file is world-writable: only the read-only mount stands in the way (bwrap binds the
+    host read-only; a Docker container does not see that host directory at all).
     """
     env = start(tiny_task)
     out = script(env, REMOUNT.format(target=str(host_file), directory=str(host_file.parent))).observation.text
     assert host_file.read_text() == "HOST-SECRET\n", out
-    assert "refused" in out and "Read-only file system" in out and "wrote" not in out, out
+    assert "refused" in out and "wrote" not in out, out
+    assert "Read-only file system" in out or ("No such file or directory" in out and env.sandbox.name == "docker"), out
 

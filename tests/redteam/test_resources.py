@@ -157,7 +157,10 @@ def test_filling_the_disk_is_bounded(start: Start, make_task: MakeTask, how: str
         return
     # far more is attempted in the workspace; the watch kills the command soon after it passes 24 MiB
     assert "killed by repogym" in out and "disk limit of 24 MiB" in out and "done" not in out, out
-    assert held <= 24 * _MB + 64 * _MB, f"the workspace holds {held // _MB} MiB"
+    # the overshoot is what is written between two looks; a Docker exec is watched from outside the
+    # container and killed through the engine, so it overshoots more (135 MiB seen under load)
+    slack = 160 * _MB if env.sandbox.name == "docker" else 64 * _MB
+    assert held <= 24 * _MB + slack < 300 * _MB, f"the workspace holds {held // _MB} MiB of the 300 MiB attempted"
 
 
 DAEMON = """\
