@@ -42,8 +42,9 @@ def confined(sandbox: Sandbox, task: Task, cache_dir: Path | None = None) -> San
     it, the git checkout holding either, a git source on this machine (see
     :func:`~repogym_gym.hiding.secret_paths`), nor the cache (baselines, sources with their
     history); the cache's Python environments and the grader's bytecode cache stay readable,
-    and the task's ``limits`` apply. Grading copies hidden tests in before its commands run, so
-    it needs none of the hidden originals. Other sandboxes are returned unchanged.
+    and the task's ``limits`` apply, and in Docker its ``environment.image``. Grading copies
+    hidden tests in before its commands run, so it needs none of the hidden originals. Other
+    sandboxes are returned unchanged.
 
     Args:
         sandbox: The sandbox to narrow.
@@ -55,7 +56,8 @@ def confined(sandbox: Sandbox, task: Task, cache_dir: Path | None = None) -> San
         return sandbox
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     hide = [task.root, cache, *secret_paths(task)[1:]]
-    return scoped(hide=hide, reveal=[cache / "envs", pycache_dir()], limits=task.spec.limits)
+    image = {"image": task.spec.environment.image} if task.spec.environment.image and sandbox.name == "docker" else {}
+    return scoped(hide=hide, reveal=[cache / "envs", pycache_dir()], limits=task.spec.limits, **image)
 
 
 def default_grader(task: Task) -> CompositeGrader:

@@ -35,6 +35,7 @@ from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
 
 __all__ = [
     "ConstraintSpec",
+    "EnvironmentSpec",
     "GitSource",
     "GradingSpec",
     "LimitsSpec",
@@ -543,6 +544,22 @@ class LimitsSpec(_Strict):
     )
 
 
+class EnvironmentSpec(_Strict):
+    """Where a task's episodes must run (``environment:`` in task.yaml).
+
+    A gym env or run given no sandbox (or ``auto``) uses ``sandbox``; an explicit sandbox name
+    wins. ``image`` is the Docker image (built by ``repogym envs build``, see ``envs/``), used
+    whenever the task runs in the Docker sandbox.
+    """
+
+    sandbox: Literal["local", "bwrap", "docker"] | None = Field(
+        None, description="The sandbox the task needs (e.g. docker for a toolchain image); null: the env's choice."
+    )
+    image: str | None = Field(
+        None, min_length=1, description="Docker image of the task's episodes and grading; null: the sandbox's base image."
+    )
+
+
 class TaskSpec(_Strict):
     """One coding task (the contents of ``task.yaml``)."""
 
@@ -555,6 +572,7 @@ class TaskSpec(_Strict):
     constraints: ConstraintSpec = Field(default_factory=ConstraintSpec)
     grading: GradingSpec = Field(default_factory=GradingSpec)
     limits: LimitsSpec = Field(default_factory=LimitsSpec)
+    environment: EnvironmentSpec = Field(default_factory=EnvironmentSpec)
     tags: list[str] = Field(default_factory=list)
 
     @field_validator("id")

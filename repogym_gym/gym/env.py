@@ -27,7 +27,7 @@ from repogym_gym.baseline import BaselineStore
 from repogym_gym.env import EpisodeError, RepoEnv
 from repogym_gym.errors import TaskNotFoundError
 from repogym_gym.gym.spaces import NO_EXIT_CODE, action_space, observation_space
-from repogym_gym.sandbox import make_sandbox
+from repogym_gym.sandbox import Sandbox, make_sandbox
 from repogym_gym.task import Task, load_task, load_tasks
 
 __all__ = ["RepoGymEnv", "resolve_suite", "resolve_task"]
@@ -76,8 +76,10 @@ class RepoGymEnv(gym.Env[dict[str, Any], Any]):
         task: A Task, task directory or bundled task id (exclusive with ``suite``).
         suite: A bundled suite name or a suite directory to draw tasks from.
         render_mode: None or ``"ansi"``.
-        sandbox: Sandbox name: ``"local"``, ``"bwrap"``, or ``"auto"`` (bubblewrap where it
-            runs, else local: the choice for an untrusted policy); :attr:`sandbox_name` says which.
+        sandbox: Sandbox name: ``"local"``, ``"bwrap"``, ``"docker"``, or ``"auto"`` (bubblewrap
+            where it runs, else local: the choice for an untrusted policy). None or ``"auto"``
+            give way to a task's ``environment.sandbox``; None is ``"local"`` otherwise.
+            :attr:`sandbox_name` says which one the current task runs in.
         reward_shaping: Opt-in shaping (at most 0.1 per episode).
         max_steps: Step budget (default: each task's ``limits.max_steps``).
         trajectory_dir: Write a trajectory JSON per episode here.
@@ -95,7 +97,7 @@ class RepoGymEnv(gym.Env[dict[str, Any], Any]):
         *,
         suite: str | os.PathLike[str] | None = None,
         render_mode: str | None = None,
-        sandbox: str = "local",
+        sandbox: str | None = None,
         reward_shaping: bool = False,
         max_steps: int | None = None,
         trajectory_dir: str | None = None,
@@ -112,14 +114,25 @@ class RepoGymEnv(gym.Env[dict[str, Any], Any]):
         self._suite = resolve_suite(suite) if suite is not None else None
         self._suite_tasks: list[Task] | None = None
         self._options = {"reward_shaping": reward_shaping, "max_steps": max_steps, "trajectory_dir": trajectory_dir}
-        self._sandbox = make_sandbox(sandbox)
+        self._requested = sandbox
+        self._sandboxes: dict[str, Sandbox] = {}
+        self._sandbox = self._sandbox_for(self._fixed)  # an unknown or unavailable sandbox fails here
         self._store = BaselineStore(Path(cache_dir)) if cache_dir else None
         self._episode: RepoEnv | None = None
 
     @property
     def sandbox_name(self) -> str:
-        """The name of the sandbox commands and grading run in (``local``, ``bwrap`` ...)."""
+        """The name of the sandbox the current task's commands and grading run in (``local``, ``bwrap`` ...)."""
         return self._sandbox.name
+
+    def _sandbox_for(self, task: Task | None) -> Sandbox:
+        """The sandbox ``task`` runs in: an explicit name, else the task's ``environment.sandbox``,
+        else ``auto`` or ``local`` as requested; each made once per env."""
+        wanted = task.spec.environment.sandbox if task is not None else None
+        name = self._requested if self._requested not in (None, "auto") else (wanted or self._requested or "local")
+        if name not in self._sandboxes:
+            self._sandboxes[name] = make_sandbox(name)
+        return self._sandboxes[name]
 
     # -- gymnasium API -----------------------------------------------------------------------
 
@@ -129,6 +142,7 @@ class RepoGymEnv(gym.Env[dict[str, Any], Any]):
         if self._episode is None or self._episode.task.id != task.id:
             if self._episode is not None:
                 self._episode.close()
+            self._sandbox = self._sandbox_for(task)
             self._episode = RepoEnv(task, sandbox=self._sandbox, store=self._store,
                                     env_spec_json=self._spec_json(), **self._options)  # type: ignore[arg-type]
         obs, info = self._episode.reset()
@@ -161,7 +175,8 @@ class RepoGymEnv(gym.Env[dict[str, Any], Any]):
         if self._episode is not None:
             self._episode.close()
             self._episode = None
-        self._sandbox.close()  # made by this env (make_sandbox); Docker's holds a client and containers
+        for sandbox in self._sandboxes.values():
+            sandbox.close()  # made by this env (make_sandbox); Docker's holds a client and containers
         super().close()
 
     # -- helpers -----------------------------------------------------------------------------

@@ -52,9 +52,9 @@ class EpisodeJob(BaseModel):
         cache_dir: Baseline cache directory for the env (None: the worker's default).
         backend: The backend running it (``ray`` jobs report their node's IP as the worker).
         sandbox: Where the episode's commands and grading run: a sandbox name (``local``,
-            ``bwrap`` ...) or ``auto``: ``local`` for a trusted agent (``agent.trusted``: golden,
-            noop, scripted), else bubblewrap where it runs (see
-            :func:`~repogym_gym.sandbox.default_sandbox`).
+            ``bwrap`` ...) or ``auto``: the task's ``environment.sandbox`` if it names one, else
+            ``local`` for a trusted agent (``agent.trusted``: golden, noop, scripted), else
+            bubblewrap where it runs (see :func:`~repogym_gym.sandbox.default_sandbox`).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -115,7 +115,8 @@ def _attempt(job: EpisodeJob, trajectory_dir: Path) -> tuple[EpisodeOutcome, lis
     """One try: a fresh agent and env, one episode, both closed afterwards."""
     agent = job.agent.build()
     try:
-        sandbox = "local" if job.sandbox == "auto" and getattr(agent, "trusted", False) else job.sandbox
+        # a trusted agent runs locally unless its task names a sandbox (None: the task's, else local)
+        sandbox = None if job.sandbox == "auto" and getattr(agent, "trusted", False) else job.sandbox
         env = RepoGymEnv(task=job.task_dir, trajectory_dir=str(trajectory_dir), cache_dir=job.cache_dir, sandbox=sandbox)
         try:
             used = env.sandbox_name
