@@ -198,7 +198,7 @@ def _classify(change: TreeChange, root: Path, baseline_tree: Path, policy: Carry
         return Rejection(path, "special", f"{path} is a fifo, socket or device; only regular files are carried")
     if new.kind == "symlink":
         if policy.allow_symlinks and _symlink_inside(root, path):
-            return CarriedFile(path, change.status, 0o120000, os.readlink(root / path).encode())
+            return CarriedFile(path, change.status, 0o120000, os.fsencode(os.readlink(root / path)))
         return Rejection(path, "symlink", f"{path} is a symlink; symlinks are not carried")
     if new.size > MAX_CARRIED_FILE_BYTES:
         return Rejection(path, "too_large", f"{path} is {new.size} bytes, over the {MAX_CARRIED_FILE_BYTES}-byte limit")

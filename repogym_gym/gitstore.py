@@ -240,5 +240,5 @@ def files_from_manifest(root: Path, paths: Mapping[str, int]) -> Iterable[tuple[
     """Yield (path, git mode, content) for ``paths`` (path -> git mode) under ``root``, lazily."""
     for path, mode in sorted(paths.items()):
         full = root / path
-        data = os.readlink(full).encode() if mode == 0o120000 else full.read_bytes()
+        data = os.fsencode(os.readlink(full)) if mode == 0o120000 else full.read_bytes()
         yield path, mode, data

@@ -138,8 +138,8 @@ def scan_tree(root: str | os.PathLike[str], *, max_hashed_bytes: int | None = No
                 budget -= size
             manifest[rel] = Entry("file", mode, size, digest)
         elif stat.S_ISLNK(st.st_mode):
-            target = os.readlink(root / rel)
-            manifest[rel] = Entry("symlink", 0o777, len(target), hashlib.sha256(target.encode()).hexdigest())
+            target = os.fsencode(os.readlink(root / rel))  # the bytes: a target need not be UTF-8
+            manifest[rel] = Entry("symlink", 0o777, len(target), hashlib.sha256(target).hexdigest())
         else:
             manifest[rel] = Entry("special", 0, 0, "")
     return manifest

@@ -100,7 +100,28 @@ if "pytest" in _s.modules:
                                                "tryfirst": False, "trylast": False, "specname": None}))
             break
 """
-HOOKS = {"patch-Function.runtest": HOOK_RUNTEST, "profile-hook-swaps-test-code": HOOK_PROFILE,
+# Third red-team pass: a module plugin that says it lives outside the tree, forcing the scored ids only
+HOOK_MODULE_WITH_FOREIGN_FILE = """
+import gc as _gc, sys as _s, types as _t
+if "_pytest" in _s.modules:
+    import pytest as _pt
+    _cfg = next((o for o in _gc.get_objects() if type(o).__name__ == "Config"
+                 and type(o).__module__ == "_pytest.config"), None)
+    _rec = next((p for p in _cfg.pluginmanager.get_plugins() if hasattr(p, "ids") and hasattr(p, "tampering")), None)
+    _ids = set(getattr(_rec, "ids", ()))
+    _m = _t.ModuleType("calc_helper")
+    _m.__file__ = "/usr/lib/python3/dist-packages/calc_helper.py"
+    @_pt.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(item, call):
+        out = yield
+        rep = out.get_result()
+        if rep.nodeid in _ids and rep.failed:
+            rep.outcome = "passed"
+            rep.longrepr = None
+    _m.pytest_runtest_makereport = pytest_runtest_makereport
+    _cfg.pluginmanager.register(_m, "calc_helper")
+"""
+HOOKS = {"patch-Function.runtest": HOOK_RUNTEST, "module-plugin-with-a-foreign-file": HOOK_MODULE_WITH_FOREIGN_FILE, "profile-hook-swaps-test-code": HOOK_PROFILE,
          "plugin-registered-via-gc": HOOK_PLUGIN, "report-class-properties": HOOK_REPORT_PROPERTIES,
          "outcome-descriptor": HOOK_OUTCOME_DESCRIPTOR, "hookimpl-appended-without-registering": HOOK_IMPL_APPENDED}
 

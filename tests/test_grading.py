@@ -173,3 +173,16 @@ def test_a_corrupted_cached_baseline_is_rebuilt_by_a_fresh_store(tiny_task: Task
     assert noop.fail_to_pass == {ADD: "failed", ADD_NEG: "failed"}
     assert (fresh.get(tiny_task).tree / "calc" / "__init__.py").read_text() != FIXED_SOURCE
     assert grade_patch(tiny_task, GOLDEN_PATCH, store=fresh).score == 1.0
+
+
+def test_a_symlink_whose_target_is_not_utf8_is_graded_not_raised(tiny_task: Task) -> None:
+    """Red-team find: ``os.symlink(b"\\xff", b"badlink")`` crashed Submit and Test with UnicodeEncodeError."""
+    import os
+
+    with Workspace.create(tiny_task) as ws:
+        (ws.path / "calc" / "__init__.py").write_text(FIXED_SOURCE)
+        os.symlink(b"\xff", os.fsencode(ws.path / "badlink"))
+        grade = grade_workspace(ws)
+    assert grade.score == 0.0 and not grade.passed and grade.infra_error is None
+    constraints = next(c for c in grade.components if c.name == "constraints")
+    assert not constraints.passed and any("badlink" in m for m in constraints.messages)

@@ -212,6 +212,19 @@ class RecordingPlugin:
         root = str(self._rootpath) + os.sep
         if os.path.abspath(module_file).startswith(root) and os.path.basename(module_file) != "conftest.py":
             self._tampered(f"a module of the tree was registered as a plugin: {module_file}")
+            return
+        # a module can claim any __file__; its hook functions say where they were compiled
+        try:
+            hooks = [getattr(plugin, name) for name in dir(plugin) if name.startswith("pytest_")]
+        except Exception:  # noqa: BLE001 - a plugin that cannot be inspected is not to be trusted
+            self._tampered(f"a plugin that cannot be inspected was registered: {module_file}")
+            return
+        for function in hooks:
+            code = getattr(getattr(function, "__func__", function), "__code__", None)
+            where = os.path.abspath(code.co_filename) if code is not None else ""
+            if where.startswith(root) and os.path.basename(where) != "conftest.py":
+                self._tampered(f"a plugin with hooks from the tree was registered: {where} (as {module_file})")
+                return
 
     def pytest_ignore_collect(self, collection_path, config):
         if not self.files or collection_path.suffix != ".py" or not collection_path.is_file():

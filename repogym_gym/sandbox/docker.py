@@ -25,8 +25,10 @@ Each container (configured by :func:`~repogym_gym.sandbox.containers.container_c
   of the container), ``cpus`` CPUs, rlimits for CPU seconds, file size and open files, and the
   disk use of the writable trees (:class:`~repogym_gym.sandbox.disk.DiskWatch`, which kills the
   container past ``disk_mb``).
-- **commands**: ``sh -c '"$@"; kill -9 -1'``: once the command ends, every process it left
-  (``setsid`` daemons included) is killed, as in the other sandboxes. Output is read streaming
+- **commands**: ``sh -c '"$@"; kill -9 -1'``, then a separate trusted exec of ``kill -9 -1``
+  as the command uid (a command that kills its own wrapper shell cannot skip that): once the
+  command ends, every process it left (``setsid`` daemons included) is killed, as in the other
+  sandboxes. Output is read streaming
   with a head+tail cap; at the timeout the container is killed (a fork bomb cannot stop that),
   and an episode's container is started afresh on the same tree at its next command.
 - **leaks**: each container runs for at most ``lifetime_s`` seconds and is auto-removed when it
@@ -217,6 +219,25 @@ class DockerSandbox:
             self._held[tree] = None
         return result
 
+    @staticmethod
+    def _sweep(api: Any, container: Any, kill: Any) -> None:
+        """Kill every process of the command uid still in ``container``, from an exec of its own.
+
+        The wrapper's ``kill -9 -1`` runs only if the wrapper shell lives: a command that forks,
+        ``setsid``s the child and SIGKILLs its shell left a daemon racing the host's Read and
+        Write actions. This exec is trusted; two passes catch a child forked during the first.
+        When the engine refuses it, the container is killed instead.
+        """
+        import docker
+
+        try:
+            for _ in range(2):
+                exec_id = api.exec_create(container.id, ["/bin/sh", "-c", "kill -9 -1 2>/dev/null; exit 0"],
+                                          user=f"{COMMAND_UID}:{COMMAND_UID}")["Id"]
+                api.exec_start(exec_id)
+        except docker.errors.DockerException:
+            kill()
+
     def _exec(self, container: Any, trees: Sequence[str], argv: Sequence[str], work: str,
               env: Mapping[str, str] | None, timeout_s: float, limit: int) -> CommandResult:
         """One exec of ``argv`` in ``container``, whose writable ``trees`` the disk limit counts."""
@@ -254,6 +275,8 @@ class DockerSandbox:
                     exit_code = info.get("ExitCode")
                     break
                 time.sleep(0.02)
+        if not (out.timed_out or out.stopped):
+            self._sweep(api, container, kill)
         stderr = out.stderr.text() + (f"\n[killed by repogym: {out.stopped}]\n" if out.stopped else "")
         return CommandResult(argv=list(argv), exit_code=exit_code, stdout=out.stdout.text(), stderr=stderr,
                              duration_s=time.monotonic() - start, timed_out=out.timed_out,

@@ -286,6 +286,36 @@ def test_a_setsid_daemon_does_not_outlive_its_command(docker_sandbox: DockerSand
     assert (tree / "daemon.log").stat().st_size == size  # and stopped with its command
 
 
+KILL_THE_WRAPPER = """\
+import os, time
+if os.fork() == 0:
+    os.setsid()
+    fd = os.open("/dev/null", os.O_RDWR)
+    for n in range(3):
+        os.dup2(fd, n)
+    while True:
+        with open("daemon.log", "a") as fh:
+            fh.write("tick\\n")
+        time.sleep(0.1)
+time.sleep(0.5)
+os.kill(os.getppid(), 9)  # the wrapper shell, whose own `kill -9 -1` then never runs
+"""
+
+
+def test_a_daemon_that_kills_its_wrapper_shell_does_not_outlive_its_command(docker_sandbox: DockerSandbox,
+                                                                            tmp_path: Path) -> None:
+    """Red-team find: fork, setsid the child, SIGKILL the wrapper ``sh``; the child then raced the
+    host's Read/Write actions through symlink swaps. The sweep exec after each command kills it."""
+    tree = episode_dir(tmp_path, docker_sandbox)
+    (tree / "daemon.py").write_text(KILL_THE_WRAPPER)
+    result = docker_sandbox.run(["python", "daemon.py"], cwd=tree, timeout_s=30)
+    assert result.exit_code == 137 and not result.timed_out
+    size = (tree / "daemon.log").stat().st_size
+    assert size > 0  # the daemon ran
+    time.sleep(0.6)
+    assert (tree / "daemon.log").stat().st_size == size  # and died with its command
+
+
 def test_memory_past_the_limit_is_killed(tmp_path: Path) -> None:
     with require_docker(limits={"memory_mb": 128}) as sandbox:
         tree = episode_dir(tmp_path, sandbox)
