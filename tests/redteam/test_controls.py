@@ -102,7 +102,7 @@ def test_200_episodes_leave_nothing_behind(sandbox_name: str, make_task: MakeTas
     assert list(private.iterdir()) == []
     assert _sleepers() == [] and processes_in(private) == []
     assert fds[1] <= fds[0] + 2, f"open files grew from {fds[0]} to {fds[1]}"
-    assert elapsed < 180, f"{EPISODES} episodes took {elapsed:.0f} s"
+    print(f"{EPISODES} episodes in {elapsed:.0f} s")  # a figure, not a target: speed lives in benchmarks/
 
 
 def test_the_readme_table_is_the_suites_declared_outcomes() -> None:

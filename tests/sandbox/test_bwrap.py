@@ -8,9 +8,11 @@ from __future__ import annotations
 import doctest
 import os
 import secrets
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -111,7 +113,18 @@ def test_the_private_tmp_and_dev_shm_are_empty_and_size_limited(tmp_path: Path) 
 
 
 def test_hidden_paths_are_unreadable_and_revealed_paths_under_them_readable(bwrap: BubblewrapSandbox, tmp_path: Path) -> None:
-    task = STARTER / "parse-duration"  # outside /tmp: readable on the host, by anyone
+    # a copy outside /tmp (the sandbox's /tmp is private; a checkout may live under the host's):
+    # readable on the host, by anyone, until hidden
+    outside = Path(tempfile.mkdtemp(prefix="repogym-bwrap-test-", dir="/var/cache"))
+    try:
+        task = Path(shutil.copytree(STARTER / "parse-duration", outside / "parse-duration"))
+        outside.chmod(0o755)
+        _check_hidden_and_revealed(bwrap, task, tmp_path)
+    finally:
+        shutil.rmtree(outside)
+
+
+def _check_hidden_and_revealed(bwrap: BubblewrapSandbox, task: Path, tmp_path: Path) -> None:
     assert (task / "solution.patch").read_text() and (task / "hidden").is_dir()
     script = f"cat {task}/solution.patch | wc -c; ls {task}/hidden 2>&1; cat {task}/repo/timefmt/__init__.py | wc -c"
     plain = sh(bwrap, script, tmp_path)
