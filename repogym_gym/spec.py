@@ -24,7 +24,6 @@ from typing import Annotated, Literal
 
 from pydantic import (
     BaseModel,
-    ConfigDict,
     Field,
     ValidationError,
     ValidatorFunctionWrapHandler,
@@ -32,6 +31,8 @@ from pydantic import (
     model_validator,
 )
 from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
+
+from repogym_gym.spec_run import EnvironmentSpec, LimitsSpec, _Strict
 
 __all__ = [
     "ConstraintSpec",
@@ -90,8 +91,6 @@ def check_task_id(v: str) -> str:
     return v
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 def relative_path(value: str) -> str:
@@ -517,47 +516,6 @@ class GradingSpec(_Strict):
                     f"weights has unknown component {name!r}; objectives are {list(OBJECTIVE_COMPONENTS)}"
                 )
         return v
-
-
-class LimitsSpec(_Strict):
-    """Episode and command limits. Every timeout is in seconds."""
-
-    max_steps: Annotated[int, Field(ge=1, le=10_000)] = 30
-    setup_timeout_s: Annotated[float, Field(gt=0)] = 600.0
-    command_timeout_s: Annotated[float, Field(gt=0)] = 60.0
-    test_timeout_s: Annotated[float, Field(gt=0)] = 300.0
-    output_limit_bytes: Annotated[int, Field(ge=1024)] = Field(
-        64_000, description="Bytes of stdout (and of stderr) kept per command; the middle is cut with a marker."
-    )
-    # Resource limits of a confining sandbox (bubblewrap); null keeps the sandbox's default.
-    cpu_s: Annotated[int, Field(ge=1)] | None = Field(None, description="CPU seconds per process; null: the sandbox's default.")
-    memory_mb: Annotated[int, Field(ge=16)] | None = Field(
-        None, description="Address space per process, MiB (runtimes such as the JVM need several GiB); null: the sandbox's default."
-    )
-    max_processes: Annotated[int, Field(ge=1)] | None = Field(
-        None, description="Processes plus threads a command may run at once; null: the sandbox's default."
-    )
-    file_size_mb: Annotated[int, Field(ge=1)] | None = Field(None, description="Largest file a command may write, MiB; null: the sandbox's default.")
-    tmp_size_mb: Annotated[int, Field(ge=1)] | None = Field(None, description="Size of the command's private /tmp, MiB; null: the sandbox's default.")
-    disk_mb: Annotated[int, Field(ge=1)] | None = Field(
-        None, description="Disk space a command's workspace (or grading copy) may fill, MiB; null: the sandbox's default."
-    )
-
-
-class EnvironmentSpec(_Strict):
-    """Where a task's episodes must run (``environment:`` in task.yaml).
-
-    A gym env or run given no sandbox (or ``auto``) uses ``sandbox``; an explicit sandbox name
-    wins. ``image`` is the Docker image (built by ``repogym envs build``, see ``envs/``), used
-    whenever the task runs in the Docker sandbox.
-    """
-
-    sandbox: Literal["local", "bwrap", "docker"] | None = Field(
-        None, description="The sandbox the task needs (e.g. docker for a toolchain image); null: the env's choice."
-    )
-    image: str | None = Field(
-        None, min_length=1, description="Docker image of the task's episodes and grading; null: the sandbox's base image."
-    )
 
 
 class TaskSpec(_Strict):
