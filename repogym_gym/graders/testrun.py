@@ -39,6 +39,7 @@ from __future__ import annotations
 import ast
 import configparser
 import json
+import os
 import random
 import textwrap
 import secrets
@@ -63,6 +64,8 @@ __all__ = ["RUNNER_SCRIPT", "TestRun", "baseline_pytest_settings", "pytest_argv"
 
 #: The standalone runner script copied next to the grader's ini for every pytest run.
 RUNNER_SCRIPT = Path(__file__).with_name("pytest_runner.py")
+#: The judge's policy (an audit hook), copied beside the runner, which installs it first.
+POLICY_SCRIPT = Path(__file__).with_name("judge_policy.py")
 
 #: Baseline ini keys carried into the grader's ini (everything else is dropped).
 CARRIED_INI_KEYS = (
@@ -141,7 +144,7 @@ def write_ini(path: Path, repo: Path, baseline_tree: Path, spec: TestSpec) -> No
 def pytest_argv(spec: TestSpec, repo: Path, ini: Path, junit: Path, sentinel: str | None,
                 runner: Path, selection: Path) -> list[str]:
     """The grader's pytest command line (see the module docstring)."""
-    argv = ["python", "-I", "-X", f"pycache_prefix={pycache_dir()}", str(runner), str(selection)]
+    argv = ["python", "-I", "-S", "-X", f"pycache_prefix={pycache_dir()}", str(runner), str(selection)]
     argv += ["-c", str(ini), "--rootdir", str(repo), "--confcutdir", str(repo)]
     argv += ["-p", "no:cacheprovider", "--continue-on-collection-errors", *_task_args(spec, junit)]
     return argv + ([sentinel] if sentinel else [])
@@ -190,26 +193,55 @@ def _drop_tree_bytecode(repo: Path) -> None:
     shutil.rmtree(pycache_dir() / repo.resolve().relative_to(repo.resolve().anchor), ignore_errors=True)
 
 
-def _selection(spec: TestSpec, nonce: str, sentinel_file: str | None) -> dict[str, object]:
+def _grader_files(repo: Path, spec: TestSpec, sentinel_file: str | None) -> list[str]:
+    """Files of ``repo`` whose code the judge compares with their bytes: the files behind the scored
+    ids, the sentinel and every ``conftest.py`` (never carried from a submission)."""
+    found = {i.split("::", 1)[0] for i in (*spec.fail_to_pass, *spec.pass_to_pass) if "::" in i}
+    found |= {sentinel_file} if sentinel_file else set()
+    for top, dirs, names in os.walk(repo):
+        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(top, d)) and d not in (".git", "__pycache__")]
+        if "conftest.py" in names:
+            found.add(os.path.relpath(os.path.join(top, "conftest.py"), repo))
+    return sorted(f for f in found if f.endswith(".py"))
+
+
+def _selection(spec: TestSpec, nonce: str, sentinel_file: str | None, repo: Path) -> dict[str, object]:
     """What the runner reads (and deletes) before any test code loads; planted tests are not listed."""
     ids = [*spec.fail_to_pass, *spec.pass_to_pass]
     heads = [i.split("::", 1)[0] for i in ids if "::" in i]
     files = sorted({h for h in heads if h.endswith(".py")}) if len(heads) == len(ids) else []
     if files and sentinel_file:
         files = sorted({*files, sentinel_file})
-    return {"nonce": nonce, "files": files, "ids": ids}
+    return {"nonce": nonce, "files": files, "ids": ids, "tree": str(repo.resolve()),
+            "grader_files": _grader_files(repo, spec, sentinel_file)}
+
+
+_OUTCOMES = ("passed", "skipped", "failed", "error")
 
 
 def _read_record(stdout: str, nonce: str) -> tuple[dict[str, object] | None, str]:
-    """The runner's nonce-framed record, and stdout without it; None unless framed exactly once."""
+    """The judge's nonce-framed record, and stdout without it.
+
+    None unless the record is framed exactly once and has exactly the judge's schema:
+    ``{"exit_code": int, "record": {str: one of _OUTCOMES}, "violations": [str]}`` (no other key,
+    no other type: the host trusts nothing it did not check).
+    """
     parts = stdout.split(nonce)
     if len(parts) != 3:
         return None, stdout
     try:
         record = json.loads(parts[1])
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return None, stdout
-    return (record if isinstance(record, dict) else None), parts[0] + parts[2]
+    rest = parts[0] + parts[2]
+    if not isinstance(record, dict) or set(record) != {"exit_code", "record", "violations"}:
+        return None, rest
+    outcomes, violations, code = record["record"], record["violations"], record["exit_code"]
+    if type(code) is not int or not isinstance(outcomes, dict) or not isinstance(violations, list):
+        return None, rest
+    if not all(type(k) is str and v in _OUTCOMES for k, v in outcomes.items()) or not all(type(v) is str for v in violations):
+        return None, rest
+    return record, rest
 
 
 @dataclass(frozen=True)
@@ -258,10 +290,11 @@ def _canary_name(names: list[str], taken: set[str], rng: random.Random) -> str:
 def _plant_canaries(repo: Path, spec: TestSpec) -> list[str]:
     """Plant must-fail tests that look like their neighbours in every scored test file of ``repo``.
 
-    Each canary clones the body of a real test of the same file (so it reads like one), starts
-    with an assertion that cannot hold (so the clone never runs: no side effects twice), is named
-    by recombining words of the file's
-    test names, and sits at a random position among the file's top-level definitions. A hook that
+    Each canary clones the body of a real test of the same file (so it reads like one), keeps
+    that test's first statement when it is an assignment or an assertion (so it starts like one),
+    then asserts what cannot hold (so the rest of the clone never runs: no side effects twice), is
+    named by recombining words of the file's test names, and sits at a random position among the
+    file's top-level definitions. A hook that
     forces the outcomes of a file's tests forces these too, and a run in which one passes is
     void. Only grader-owned copies get canaries, never a workspace; no file the judged process
     can read lists them.
@@ -292,12 +325,16 @@ def _plant_canaries(repo: Path, spec: TestSpec) -> list[str]:
             tail = rng.choice(_FAILING_TAILS).format(a=a, b=a + 1)
             if donors:  # rebuilt from the AST: multi-line strings come out on one line, indentation uniform
                 donor = rng.choice(donors)
-                body = textwrap.indent("\n".join(ast.unparse(stmt) for stmt in donor.body), "    ") + "\n"
+                statements = [ast.unparse(stmt) for stmt in donor.body]
             else:
-                body = ""
-            # The failing assertion comes first: the cloned body reads like its neighbours but
-            # never runs, so a stateful test's side effects never happen twice.
-            code = f"def {name}():\n    {tail}\n{body}"
+                statements = []
+            # A canary starts like its donor (its first statement, when that is an assignment or an
+            # assertion, so nothing recognises it by its start), then fails: the rest of the cloned
+            # body reads like its neighbours but never runs, so a stateful test's side effects never
+            # happen twice.
+            lead = 1 if donors and isinstance(donor.body[0], (ast.Assign, ast.AnnAssign, ast.Assert)) else 0
+            body = "\n".join([*statements[:lead], tail, *statements[lead:]])
+            code = f"def {name}():\n" + textwrap.indent(body, "    ") + "\n"
             anchors = [f.end_lineno for f in functions] or [len(lines)]
             inserts.append((rng.choice(anchors), code))
             canaries.append(f"{rel}::{name}")
@@ -354,9 +391,10 @@ def run_tests(
             canaries = _plant_canaries(repo, spec)
         runner = scratch / "pytest_runner.py"
         shutil.copyfile(RUNNER_SCRIPT, runner)
+        shutil.copyfile(POLICY_SCRIPT, scratch / "judge_policy.py")
         nonce = f"@@repogym-{secrets.token_hex(16)}@@"
         selection = scratch / f"selection-{secrets.token_hex(8)}.json"
-        selection.write_text(json.dumps(_selection(spec, nonce, sentinel_file)))
+        selection.write_text(json.dumps(_selection(spec, nonce, sentinel_file, repo)))
         argv = pytest_argv(spec, repo, ini, junit, sentinel_file, runner, selection)
         warm_pycache(extra_env or {})
         env = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
@@ -391,11 +429,11 @@ def run_tests(
 def _check_record(spec: TestSpec, result: CommandResult, report: JUnitReport, record: dict[str, object] | None,
                   sentinel_id: str | None, canaries: list[str]) -> str | None:
     """Why the JUnit report cannot be trusted given the runner's own record, or None."""
-    if record is None or not isinstance(record.get("record"), dict):
-        return "the test runner's own record is missing or was tampered with (the process was cut short or forged output)"
-    tampering = record.get("tampering")
-    if tampering:
-        return f"the code under test tampered with the test runner: {'; '.join(map(str, tampering))[:500]}"
+    if record is None:
+        return "the judge's record is missing or malformed (the process was cut short, or its output was forged)"
+    violations = record["violations"]
+    if violations:
+        return f"the code under test broke the judge's policy: {'; '.join(map(str, violations))[:1500]}"
     if record.get("exit_code") != result.exit_code:
         return f"the test process exited {result.exit_code} but pytest returned {record.get('exit_code')}"
     outcomes = record["record"]
