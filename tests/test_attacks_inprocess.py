@@ -147,7 +147,7 @@ def test_in_process_hook_forcing_passes_scores_0_and_names_the_tampering(tiny_ta
         env.close()
     assert reward == 0.0 and "infra_error" not in info
     invalid = _tests_details(info)["invalid"] or ""
-    assert "tampered with the test runner" in invalid or "planted in the test files did not fail" in invalid, invalid
+    assert "broke the judge's policy" in invalid or "planted in the test files did not fail" in invalid, invalid
 
 
 def test_hook_in_a_new_tests_package_init_is_a_protected_violation(tiny_task: Task) -> None:
@@ -283,10 +283,13 @@ def test_reading_the_benchmarks_reference_answer_from_its_frame_gains_nothing() 
         _, info = submit(env, {"kind": "write", "path": "contacts/dedupe.py", "content": source + peek})
     finally:
         env.close()
-    perf = next(c for c in info["grade"]["components"] if c["name"] == "perf")
-    # no reference answer to read: the code stays quadratic (the golden is ~20x); timing noise on a
-    # loaded machine may still lift a no-gain change a little (the noise floor is issue 6's)
-    assert perf["passed"] is False and perf["details"]["speedup"] < 1.6, perf
+    components = {c["name"]: c for c in info["grade"]["components"]}
+    perf, tests = components["perf"], components["tests"]
+    # Under the judge's policy the frame read is refused while the tests run (the tests gate fails, so
+    # the benchmark is not even timed); in the benchmark there is no reference answer to read: the code
+    # stays quadratic (the golden is ~20x), and timing noise may lift a no-gain change a little.
+    assert info["score"] == 0.0 and perf["passed"] is False, perf
+    assert "_getframe" in str(tests["details"].get("invalid")) or perf["details"]["speedup"] < 1.6, components
 
 
 def test_a_package_directory_turned_into_a_file_is_the_submissions_fault(tiny_task: Task) -> None:
