@@ -2,8 +2,8 @@
 
 What is measured: the files of ``constraints.paths`` (a directory: its ``*.py`` files) and every
 file the submission adds or changes **whatever its name**: a changed ``.py`` file must parse, and
-any other changed file that parses as Python is measured too (a ``quote_impl.txt`` holding the
-original code is in sight); a binary or non-parsing file is not Python. Source is decoded as the
+any other changed file of up to 1 MiB that parses as Python is measured too (a ``quote_impl.txt``
+holding the original code is in sight); a binary or non-parsing file is not Python. Source is decoded as the
 interpreter decodes it (BOM, ``# coding:`` cookie), and lambdas are functions
 (:mod:`repogym_gym.metrics`).
 
