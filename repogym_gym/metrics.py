@@ -1,8 +1,13 @@
 r"""Per-function size and cyclomatic complexity, from the standard library's :mod:`ast`.
 
-Pure functions, no third-party analyser: :func:`function_metrics` measures one source string,
+Pure functions, no third-party analyser: :func:`function_metrics` measures one source,
 :func:`file_metrics` measures files under a repository root. The quality grader compares these
 numbers before and after a refactor.
+
+A *function* is a ``def``, an ``async def`` or a ``lambda``, wherever it is (module level, class
+body, inside another function). Source is decoded as the interpreter decodes it: a ``bytes``
+source honours its BOM and ``# coding:`` cookie (a ``raw_unicode_escape`` module whose code sits in
+one comment line when read as UTF-8 is measured as the code Python runs).
 
 Cyclomatic complexity is ``1`` plus one per decision point in the function's own code:
 
@@ -15,14 +20,16 @@ Cyclomatic complexity is ``1`` plus one per decision point in the function's own
 comprehension ``for`` clause                 1 each, plus 1 per ``if`` of that clause
 ``assert``                                   1
 ``case`` of a ``match``                      1 each (guards are not counted)
+``with`` / ``async with``                    0
+a nested ``def`` or ``lambda``               0: measured as a function of its own
 ===========================================  ===========================================
 
-``with`` / ``async with`` count 0. Lambdas belong to the enclosing function. A nested ``def``
-(or a method of a class defined inside a function) is measured on its own and adds nothing to
-the enclosing function, except its decorators and default values, which the enclosing function
-evaluates. Statements in the body of a class defined inside a function run as part of that
-function and count for it; module-level and class-level code outside any function is not
-measured.
+A nested function (a ``def``, a ``lambda``, or a method of a class defined inside a function)
+adds nothing to the enclosing function, except its decorators and default values, which the
+enclosing function evaluates. A lambda's length is its lines, like a ``def``'s: a module-level
+``quote = lambda ...: (...)`` spread over 20 lines is a 20-line function named ``<lambda>``.
+Statements in the body of a class defined inside a function run as part of that function and
+count for it; module-level and class-level code outside any function is not measured.
 """
 
 from __future__ import annotations
@@ -34,9 +41,10 @@ from pathlib import Path, PurePosixPath
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-__all__ = ["FunctionMetrics", "file_metrics", "function_metrics"]
+__all__ = ["FunctionMetrics", "file_metrics", "function_metrics", "parse_module", "python_files", "tree_metrics"]
 
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_Function = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 _ONE_POINT = (
     ast.If,
     ast.For,
@@ -50,13 +58,13 @@ _ONE_POINT = (
 
 
 class FunctionMetrics(BaseModel):
-    """Size and complexity of one ``def`` or ``async def``."""
+    """Size and complexity of one ``def``, ``async def`` or ``lambda``."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     path: str = Field(description='File path, posix and relative to the repo; "<string>" if none.')
-    qualname: str = Field(description='Python __qualname__, e.g. "C.m" or "f.<locals>.g".')
-    lineno: int = Field(ge=1, description="Line of the `def` keyword, 1-based; no decorators.")
+    qualname: str = Field(description='Python __qualname__, e.g. "C.m", "f.<locals>.g" or "<lambda>".')
+    lineno: int = Field(ge=1, description="Line of the `def` (or `lambda`) keyword, 1-based; no decorators.")
     end_lineno: int = Field(ge=1, description="Last line of the function body, 1-based.")
     length: int = Field(ge=1, description="end_lineno - lineno + 1, in lines.")
     complexity: int = Field(ge=1, description="Cyclomatic complexity: 1 + decision points.")
@@ -72,32 +80,29 @@ class FunctionMetrics(BaseModel):
         return self
 
 
-def function_metrics(source: str, path: str = "<string>") -> list[FunctionMetrics]:
-    r"""Measures every function of a module: methods and nested functions included.
+def parse_module(source: str | bytes, path: str = "<string>") -> ast.Module:
+    """The AST of one module, decoded as the interpreter decodes it.
 
     Args:
-        source: Python source of one module.
-        path: File path recorded in each result and in syntax errors (posix, repo-relative).
-
-    Returns:
-        One :class:`FunctionMetrics` per ``def`` / ``async def``, ordered by ``lineno``. Length is
-        in lines from the ``def`` line to the last body line; complexity counts the decision
-        points listed in this module's docstring. Empty if the module defines no function.
+        source: Python source; ``bytes`` honour a BOM and a ``# coding:`` cookie (UTF-8 otherwise),
+            as ``import`` does; a ``str`` is taken as it is.
+        path: File path recorded in syntax errors (posix, repo-relative).
 
     Raises:
-        SyntaxError: ``source`` does not parse; ``filename`` is ``path``.
-
-    Example:
-        >>> source = "def f(x):\n    if x:\n        return 1\n    return x and 2\n"
-        >>> [(m.qualname, m.length, m.complexity) for m in function_metrics(source)]
-        [('f', 4, 3)]
+        SyntaxError: ``source`` does not parse or cannot be decoded (unknown or failing
+            encoding, null bytes); ``filename`` is ``path``.
+        RecursionError, MemoryError: nesting too deep for the parser.
     """
     try:
-        tree = ast.parse(source, filename=path)
-    except SyntaxError as exc:  # null bytes are reported without a filename
-        if exc.filename is None:
+        return ast.parse(source, filename=path)
+    except SyntaxError as exc:  # null bytes and decoding errors are reported without a filename
+        if exc.filename in (None, "<unknown>"):
             exc.filename = path
         raise
+
+
+def tree_metrics(tree: ast.AST, path: str = "<string>") -> list[FunctionMetrics]:
+    """One :class:`FunctionMetrics` per function of a parsed module, ordered by ``lineno``."""
     results = [
         FunctionMetrics(
             path=path,
@@ -112,22 +117,75 @@ def function_metrics(source: str, path: str = "<string>") -> list[FunctionMetric
     return sorted(results, key=lambda metrics: metrics.lineno)
 
 
+def function_metrics(source: str | bytes, path: str = "<string>") -> list[FunctionMetrics]:
+    r"""Measures every function of a module: methods, nested functions and lambdas included.
+
+    Args:
+        source: Python source of one module (``bytes`` are decoded as :func:`parse_module` says).
+        path: File path recorded in each result and in syntax errors (posix, repo-relative).
+
+    Returns:
+        One :class:`FunctionMetrics` per ``def`` / ``async def`` / ``lambda``, ordered by
+        ``lineno``. Length is in lines from the ``def`` (or ``lambda``) line to the last body
+        line; complexity counts the decision points listed in this module's docstring. Empty if
+        the module defines no function.
+
+    Raises:
+        SyntaxError: ``source`` does not parse; ``filename`` is ``path``.
+        RecursionError, MemoryError: nesting too deep for the parser.
+
+    Example:
+        >>> source = "def f(x):\n    if x:\n        return 1\n    return x and 2\n"
+        >>> [(m.qualname, m.length, m.complexity) for m in function_metrics(source)]
+        [('f', 4, 3)]
+        >>> [(m.qualname, m.complexity) for m in function_metrics("g = lambda x: x or -x\n")]
+        [('<lambda>', 2)]
+    """
+    return tree_metrics(parse_module(source, path), path)
+
+
+def python_files(root: Path, paths: Iterable[str]) -> list[tuple[str, Path]]:
+    """``(relative posix name, file)`` for each path: a file stands for itself, a directory for
+    every ``*.py`` file below it, recursively, in sorted order.
+
+    Raises:
+        FileNotFoundError: A path is neither a file nor a directory under ``root``.
+        TypeError: ``paths`` is a single string rather than a collection of strings.
+    """
+    if isinstance(paths, str):
+        raise TypeError(f"paths={paths!r} is a single string; pass a list such as [{paths!r}]")
+    named: list[tuple[str, Path]] = []
+    for given in paths:
+        relative = PurePosixPath(given)
+        full = root / relative
+        if full.is_dir():
+            files = sorted(child for child in full.rglob("*.py") if child.is_file())
+            named += [((relative / child.relative_to(full).as_posix()).as_posix(), child) for child in files]
+        elif full.is_file():
+            named.append((relative.as_posix(), full))
+        else:
+            message = f"path {given!r} is neither a file nor a directory under root {str(root)!r}"
+            raise FileNotFoundError(errno.ENOENT, message, given)
+    return named
+
+
 def file_metrics(root: Path, paths: Iterable[str]) -> list[FunctionMetrics]:
     """Measures the functions of files under a repository root.
 
     Args:
         root: Repository root that ``paths`` are relative to.
-        paths: Posix paths relative to ``root``. A file is read as UTF-8 (a leading BOM is
-            ignored); a directory stands for every ``*.py`` file below it, recursively, in
-            sorted order. Each result's ``path`` is the normalised relative posix path.
+        paths: Posix paths relative to ``root``. A file is read as bytes and decoded as the
+            interpreter decodes it (BOM, ``# coding:`` cookie, else UTF-8); a directory stands
+            for every ``*.py`` file below it, recursively, in sorted order. Each result's
+            ``path`` is the normalised relative posix path.
 
     Returns:
         The :func:`function_metrics` of each file, concatenated in the order of ``paths``.
 
     Raises:
         FileNotFoundError: A path is neither a file nor a directory under ``root``.
-        SyntaxError: A file does not parse; ``filename`` is its relative path.
-        UnicodeDecodeError: A file is not valid UTF-8.
+        SyntaxError: A file does not parse or cannot be decoded; ``filename`` is its relative path.
+        RecursionError, MemoryError: A file nests too deep for the parser.
         TypeError: ``paths`` is a single string rather than a collection of strings.
 
     Example:
@@ -137,51 +195,46 @@ def file_metrics(root: Path, paths: Iterable[str]) -> list[FunctionMetrics]:
         ...     [(m.path, m.qualname, m.length) for m in file_metrics(Path(tmp), ["."])]
         [('a.py', 'f', 2)]
     """
-    if isinstance(paths, str):
-        raise TypeError(f"paths={paths!r} is a single string; pass a list such as [{paths!r}]")
     results: list[FunctionMetrics] = []
-    for given in paths:
-        relative = PurePosixPath(given)
-        full = root / relative
-        if full.is_dir():
-            files = sorted(child for child in full.rglob("*.py") if child.is_file())
-            named = [(relative / child.relative_to(full).as_posix(), child) for child in files]
-        elif full.is_file():
-            named = [(relative, full)]
-        else:
-            message = f"path {given!r} is neither a file nor a directory under root {str(root)!r}"
-            raise FileNotFoundError(errno.ENOENT, message, given)
-        for name, file in named:
-            source = file.read_text(encoding="utf-8-sig")
-            results.extend(function_metrics(source, path=name.as_posix()))
+    for name, file in python_files(root, paths):
+        results.extend(function_metrics(file.read_bytes(), path=name))
     return results
 
 
-def _functions(tree: ast.AST) -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
-    """Yields ``(qualname, node)`` for every function, depth first, without recursion."""
-    stack: list[tuple[ast.AST, str]] = [(tree, "")]
+def _functions(tree: ast.AST) -> Iterator[tuple[str, _Function]]:
+    """Yields ``(qualname, node)`` for every function (lambdas included), depth first, without recursion.
+
+    A function's decorators, defaults and annotations, and a class's bases and decorators, belong
+    to the enclosing scope (as in Python's own ``__qualname__``); only bodies get the inner prefix.
+    """
+    stack: list[tuple[ast.AST, str]] = [(child, "") for child in reversed(list(ast.iter_child_nodes(tree)))]
     while stack:
         node, prefix = stack.pop()
-        children: list[tuple[ast.AST, str]] = []
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, _FUNCTIONS):
-                yield prefix + child.name, child
-                children.append((child, f"{prefix}{child.name}.<locals>."))
-            elif isinstance(child, ast.ClassDef):
-                children.append((child, f"{prefix}{child.name}."))
-            else:
-                children.append((child, prefix))
-        stack.extend(reversed(children))
+        if isinstance(node, _FUNCTIONS):
+            name = "<lambda>" if isinstance(node, ast.Lambda) else node.name
+            yield prefix + name, node
+            inner = f"{prefix}{name}.<locals>."
+        elif isinstance(node, ast.ClassDef):
+            inner = f"{prefix}{node.name}."
+        else:
+            stack.extend((child, prefix) for child in reversed(list(ast.iter_child_nodes(node))))
+            continue
+        body = [node.body] if isinstance(node, ast.Lambda) else node.body
+        in_body = {id(part) for part in body}
+        parts = [(part, prefix) for part in ast.iter_child_nodes(node) if id(part) not in in_body]
+        parts += [(part, inner) for part in body]
+        stack.extend(reversed(parts))
 
 
-def _own_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:
+def _own_nodes(function: _Function) -> Iterator[ast.AST]:
     """Yields the nodes that run as ``function``'s own code; nested bodies are skipped."""
-    stack: list[ast.AST] = list(function.body)
+    stack: list[ast.AST] = [function.body] if isinstance(function, ast.Lambda) else list(function.body)
     while stack:
         node = stack.pop()
         yield node
         if isinstance(node, _FUNCTIONS):  # only what the enclosing function evaluates
-            stack.extend(node.decorator_list)
+            if not isinstance(node, ast.Lambda):
+                stack.extend(node.decorator_list)
             stack.extend(node.args.defaults)
             stack.extend(default for default in node.args.kw_defaults if default is not None)
         else:

@@ -257,7 +257,7 @@ def test_a_refactor_that_execs_the_original_source_from_a_string_scores_0() -> N
     finally:
         env.close()
     quality = next(c for c in info["grade"]["components"] if c["name"] == "quality")
-    assert reward == 0.0 and any("exec()" in m or "compile()" in m for m in quality["messages"])
+    assert reward == 0.0 and any(m.startswith("shipping/rates.py:2: `exec`") for m in quality["messages"]), quality["messages"]
 
 
 @pytest.mark.slow

@@ -52,11 +52,65 @@ def complexity_of(body: str) -> int:
         pytest.param("return {x: x for x in xs}\n", 2, id="dict_comprehension"),
         pytest.param("return sum(x for x in xs)\n", 2, id="generator_expression"),
         pytest.param("assert a\n", 2, id="assert"),
-        pytest.param("g = lambda: a or b\n", 2, id="lambda_counts_for_enclosing_function"),
     ],
 )
 def test_each_counted_construct_adds_its_decision_points(body: str, expected: int) -> None:
     assert complexity_of(body) == expected
+
+
+def test_a_lambda_is_a_function_of_its_own_wherever_it_is() -> None:
+    source = """\
+        top = lambda x: x if x else -x
+        class C:
+            key = staticmethod(lambda r: r and r[0])
+            def m(self, xs):
+                return sorted(xs, key=lambda x: (
+                    x.a or x.b
+                ))
+        def f(a=lambda: 1 if x else 2):
+            return (lambda y: (lambda z: z or y))
+        """
+    measured = [(m.qualname, m.lineno, m.length, m.complexity) for m in function_metrics(textwrap.dedent(source))]
+    assert sorted(measured) == sorted([
+        ("<lambda>", 1, 1, 2),
+        ("C.<lambda>", 3, 1, 2),
+        ("C.m", 4, 4, 1),
+        ("C.m.<locals>.<lambda>", 5, 3, 2),
+        ("f", 8, 2, 1),  # its default is evaluated by the module, not by f
+        ("<lambda>", 8, 1, 2),  # so Python names it "<lambda>", not "f.<locals>.<lambda>"
+        ("f.<locals>.<lambda>", 9, 1, 1),
+        ("f.<locals>.<lambda>.<locals>.<lambda>", 9, 1, 2),
+    ])
+
+
+def test_a_lambdas_defaults_count_for_the_function_that_evaluates_them() -> None:
+    result = measure("def f(xs):\n    return map(lambda x, d=xs and 1: x or d, xs)\n")
+    assert (result["f"].complexity, result["f.<locals>.<lambda>"].complexity) == (2, 2)
+
+
+def test_a_module_level_lambda_spread_over_lines_breaks_the_length_limits_of_a_def() -> None:
+    source = "quote = lambda w, z: (\n" + "".join(f"    {i} if w == {i} else\n" for i in range(30)) + "    0\n)\n"
+    (only,) = function_metrics(source)
+    assert (only.qualname, only.lineno, only.length, only.complexity) == ("<lambda>", 1, 33, 31)
+
+
+def test_bytes_are_decoded_as_the_interpreter_decodes_them() -> None:
+    hidden = b"# coding: raw_unicode_escape\n#\\u000adef hidden(x):\\u000a    return x or 1\n"
+    assert function_metrics(hidden.decode("utf-8")) == []  # read as UTF-8: two comment lines
+    (only,) = function_metrics(hidden, path="m.py")  # as Python runs it: a function
+    assert (only.qualname, only.lineno, only.complexity) == ("hidden", 3, 2)
+    latin = "# -*- coding: latin-1 -*-\ndef f():\n    return 'é'\n".encode("latin-1")
+    assert [m.qualname for m in function_metrics(latin)] == ["f"]
+    assert [m.qualname for m in function_metrics(b"\xef\xbb\xbfdef f():\n    pass\n")] == ["f"]
+
+
+@pytest.mark.parametrize(
+    "source", [b"x = '\xff'\n", b"# coding: no-such-codec\nx = 1\n", b"x = 1\0\n"], ids=["not-utf8", "unknown-codec", "null-byte"]
+)
+def test_undecodable_bytes_are_a_syntax_error_naming_the_path(source: bytes) -> None:
+    with pytest.raises(SyntaxError) as caught:
+        function_metrics(source, path="pkg/bad.py")
+    assert caught.value.filename == "pkg/bad.py"
 
 
 def test_with_is_not_counted() -> None:

@@ -53,6 +53,14 @@ later pair can raise it, so the grading stops there (a no-op usually costs the w
 pair); once 3 or more pairs give a ``worst_case`` of ``min_speedup`` (score 1, far beyond any no-op
 above) it stops too.
 
+Results are compared as plain data: every run's copy holds the grader's canonical form
+(:mod:`repogym_gym.graders.canon`, standard library only) at :data:`CANON_PATH`, written after the
+submission so none can replace it, and ``REPOGYM_PERF_CANON`` names its absolute path. A benchmark
+loads it before it imports the code under test, holds no reference answer, and prints
+``digest(result)``: an object whose type is not exactly a builtin (a list subclass whose ``__eq__``
+adopts what it is compared with, a lazy sequence) makes it raise, the benchmark exits non-zero and
+the candidate scores 0; ``output_check`` compares the printed digest with the baseline's.
+
 A submission that carries no change scores 0 without being timed (identical code cannot be
 faster; timing it would measure noise alone). Non-finite or non-positive timings, and a candidate
 benchmark that fails, score 0; a baseline benchmark that fails is an infrastructure error.
@@ -65,6 +73,7 @@ command's processes with it (a PID namespace) and hides the other runs from it.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -74,17 +83,23 @@ import tempfile
 from pathlib import Path
 
 from repogym_gym.errors import GraderError, PathEscapeError
+from repogym_gym.graders import canon
 from repogym_gym.graders.base import GradingContext, component
 from repogym_gym.graders.perfstats import judge, perf_score, worst_case_speedup
 from repogym_gym.pyenv import command_env
 from repogym_gym.results import GradeComponent, Role
 from repogym_gym.spec import PerfSpec
+from repogym_gym.tree import write_file_safely
 from repogym_gym.workspace import build_grading_copy
 
-__all__ = ["MIN_PAIRS_TO_ACCEPT", "PerfGrader", "perf_score"]
+__all__ = ["CANON_ENV", "CANON_PATH", "MIN_PAIRS_TO_ACCEPT", "PerfGrader", "perf_score"]
 
 #: Timed pairs after which a grading whose worst case already reaches ``min_speedup`` stops (score 1).
 MIN_PAIRS_TO_ACCEPT = 3
+#: Where every benchmark run's copy holds the canonical form (relative to the copy's root).
+CANON_PATH = ".repogym/repogym_canon.py"
+#: The environment variable naming its absolute path.
+CANON_ENV = "REPOGYM_PERF_CANON"
 
 
 class PerfGrader:
@@ -151,11 +166,14 @@ class PerfGrader:
         try:
             try:
                 build_grading_copy(ctx.task, ctx.baseline, ctx.snapshot if candidate else None, root / "repo")
+                # After the submission: whatever it put at CANON_PATH (a file, a link, a directory) is replaced.
+                write_file_safely(root / "repo", CANON_PATH, _canon_source(), clear_parents=True)
             except (OSError, PathEscapeError) as exc:
                 if not candidate:
                     raise
                 raise GraderError(f"the submission cannot be copied for a benchmark run: {exc}") from None
-            env = {**command_env(ctx.baseline.python_env), "REPOGYM_PERF_SEED": seed}
+            env = {**command_env(ctx.baseline.python_env), "REPOGYM_PERF_SEED": seed,
+                   CANON_ENV: str(root / "repo" / CANON_PATH)}
             result = ctx.sandbox.run(["bash", "-c", perf.command], cwd=root / "repo", timeout_s=perf.timeout_s, env=env,
                                      output_limit_bytes=ctx.task.spec.limits.output_limit_bytes)
         finally:
@@ -175,6 +193,12 @@ class PerfGrader:
         if not math.isfinite(seconds) or seconds <= 0:
             raise GraderError(f"timing {seconds!r} is not a positive finite number of seconds")
         return seconds, found
+
+
+@functools.cache
+def _canon_source() -> bytes:
+    """The bytes of :mod:`repogym_gym.graders.canon`, written into every benchmark run's copy."""
+    return Path(canon.__file__).read_bytes()
 
 
 def _reported_seconds(stdout: str) -> float:

@@ -1,47 +1,53 @@
-"""QualityGrader: function length and cyclomatic complexity limits on ``constraints.paths``
-and on every Python file the submission adds or changes (so moving code elsewhere is no escape).
-A changed file that builds code from strings (``exec``, ``eval``, ``compile``,
-``types.FunctionType``...) scores 0: the metrics cannot see such code.
+"""QualityGrader: function length and cyclomatic complexity limits, measured on the code that runs.
+
+What is measured: the files of ``constraints.paths`` (a directory: its ``*.py`` files) and every
+file the submission adds or changes **whatever its name**: a changed ``.py`` file must parse, and
+any other changed file of up to 1 MiB that parses as Python is measured too (a ``quote_impl.txt``
+holding the original code is in sight); a binary or non-parsing file is not Python. Source is decoded as the
+interpreter decodes it (BOM, ``# coding:`` cookie), and lambdas are functions
+(:mod:`repogym_gym.metrics`).
+
+What fails the objective outright (score 0, each reason naming ``file:line`` and the reference): a
+changed file that can run code held as data (:mod:`repogym_gym.dyncode`: ``exec``, ``compile``,
+``__builtins__``, ``importlib``, ``runpy``, ``pickle``, ``subprocess``..., referenced in any form,
+not only called), and a changed native extension module (``*.so``, ``*.pyd``). Such code is out of
+the metrics' sight, so its limits cannot hold.
 
 Each set limit is one rule; ``score`` is the fraction of rules with no violating function, and
 ``passed`` requires all (design doc 000, "QualityGrader"). It is the objective of refactor tasks
-and a gate elsewhere. Unreadable or unparseable files violate every rule.
+and a gate elsewhere. An unreadable, undecodable or unparseable file that must be measured, or one
+nested too deep for the parser, violates every rule.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib.machinery
+import zipfile
 from pathlib import Path
 
+from repogym_gym.dyncode import dynamic_code
 from repogym_gym.graders.base import GradingContext, component
-from repogym_gym.metrics import file_metrics
+from repogym_gym.metrics import FunctionMetrics, parse_module, python_files, tree_metrics
 from repogym_gym.results import GradeComponent, Role
 
 __all__ = ["QualityGrader"]
 
-_DYNAMIC_CALLS = {"exec", "eval", "compile", "__import__"}
-_DYNAMIC_ATTRS = {"FunctionType", "CodeType", "LambdaType"}
+#: Changed files Python imports as native code: nothing there can be measured.
+_NATIVE_SUFFIXES = tuple(dict.fromkeys([*importlib.machinery.EXTENSION_SUFFIXES, ".so", ".pyd"]))
+#: Names Python imports as source, which must parse.
+_SOURCE_SUFFIXES = (".py", ".pyw", ".pyi")
+#: Other changed files past this size are not parsed (a loader or exec is needed to run them,
+#: which is refused anyway); parsing megabytes of CSV would cost the grader gigabytes. In bytes.
+_OPTIONAL_PARSE_LIMIT = 1 << 20
 
 
-def _dynamic_code(repo: Path, paths: list[str]) -> list[str]:
-    """Places in ``paths`` that build code from data (exec, eval, compile, FunctionType...)."""
-    found = []
-    for rel in paths:
-        try:
-            tree = ast.parse((repo / rel).read_text(encoding="utf-8"), rel)
-        except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call):
-                func = node.func
-                name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
-                if name in _DYNAMIC_CALLS or name in _DYNAMIC_ATTRS:
-                    found.append(f"{rel}:{node.lineno}: {name}() builds code the quality limits cannot measure")
-    return found
+class _Unmeasurable(Exception):
+    """A file that must be measured cannot be read or parsed."""
 
 
 class QualityGrader:
-    """Measures every function under ``constraints.paths`` of the grading copy."""
+    """Measures every function of the files described in the module docstring, in the grading copy."""
 
     name = "quality"
 
@@ -55,19 +61,16 @@ class QualityGrader:
             "max_cyclomatic_complexity": (spec.max_cyclomatic_complexity, "complexity", "complexity"),
         }
         rules = {k: v for k, v in rules.items() if v[0] is not None}
-        # The limits apply to every Python file the submission adds or changes as well, so code
-        # moved out of `paths` into a new module is still measured.
-        changed = [c.path for c in ctx.snapshot.changes.carried if c.path.endswith(".py") and c.status != "deleted"]
-        paths = list(dict.fromkeys([*spec.paths, *sorted(changed)]))
+        changed = sorted(c.path for c in ctx.snapshot.changes.carried if c.status != "deleted")
         try:
-            metrics = file_metrics(ctx.repo, paths)
-        except (OSError, SyntaxError, UnicodeDecodeError, ValueError) as exc:
-            return component(self, score=0.0, passed=False, messages=[f"cannot measure {paths}: {exc}"],
+            modules = _modules(ctx.repo, spec.paths, changed)
+        except _Unmeasurable as exc:
+            return component(self, score=0.0, passed=False, messages=[str(exc)],
                              details={"violations": {name: ["unmeasurable"] for name in rules}})
-        dynamic = _dynamic_code(ctx.repo, changed)
-        if dynamic:  # code built from strings is invisible to the AST metrics
-            return component(self, score=0.0, passed=False, messages=dynamic,
-                             details={"violations": {name: ["dynamic code"] for name in rules}})
+        metrics: list[FunctionMetrics] = [m for rel, tree in modules.items() for m in tree_metrics(tree, rel)]
+        changed_set = set(changed)
+        dynamic = [why for rel in changed if rel not in modules and (why := _importable_binary(ctx.repo, rel))]
+        dynamic += [m for rel, tree in modules.items() if rel in changed_set for m in dynamic_code(tree, rel)]
         violations: dict[str, list[str]] = {}
         for name, (limit, attr, unit) in rules.items():
             violations[name] = [
@@ -75,10 +78,71 @@ class QualityGrader:
                 for m in metrics if getattr(m, attr) > limit
             ]
         bad = [name for name, v in violations.items() if v]
-        messages = [v for name in bad for v in violations[name]]
         worst = {
             "max_function_length": max((m.length for m in metrics), default=0),
             "max_cyclomatic_complexity": max((m.complexity for m in metrics), default=0),
         }
-        return component(self, score=1 - len(bad) / len(rules), passed=not bad, messages=messages,
-                         details={"violations": violations, "worst": worst, "functions": len(metrics)})
+        details = {"violations": violations, "worst": worst, "functions": len(metrics), "measured": list(modules)}
+        messages = [v for name in bad for v in violations[name]]
+        if dynamic:  # code run from data is out of the metrics' sight: no limit can be said to hold
+            return component(self, score=0.0, passed=False,
+                             messages=[f"{d}: runs code the quality limits cannot measure" for d in dynamic] + messages,
+                             details={**details, "dynamic_code": dynamic})
+        return component(self, score=1 - len(bad) / len(rules), passed=not bad, messages=messages, details=details)
+
+
+def _modules(repo: Path, paths: list[str], changed: list[str]) -> dict[str, ast.Module]:
+    """The parsed modules to measure, by relative path: ``paths`` (must parse), then changed files.
+
+    Raises:
+        _Unmeasurable: a file of ``paths`` or a changed source file cannot be read or parsed, or
+            any file to measure nests too deep for the parser.
+    """
+    try:
+        required = python_files(repo, paths)
+    except (OSError, TypeError) as exc:
+        raise _Unmeasurable(f"cannot measure {paths}: {exc}") from None
+    required += [(rel, repo / rel) for rel in changed if rel.endswith(_SOURCE_SUFFIXES)]
+    modules: dict[str, ast.Module] = {}
+    for rel, file in required:
+        if rel not in modules:
+            modules[rel] = _parse(rel, file, required=True)  # type: ignore[assignment]
+    for rel in changed:
+        if rel in modules or rel.endswith(_NATIVE_SUFFIXES):
+            continue
+        try:
+            small = (repo / rel).stat().st_size <= _OPTIONAL_PARSE_LIMIT
+        except OSError as exc:
+            raise _Unmeasurable(f"cannot measure {rel}: {exc.strerror or exc}") from None
+        tree = _parse(rel, repo / rel, required=False) if small else None
+        if tree is not None:
+            modules[rel] = tree
+    return modules
+
+
+def _importable_binary(repo: Path, rel: str) -> str | None:
+    """Why a changed non-source file is code Python can import unmeasured, or None."""
+    if rel.endswith(_NATIVE_SUFFIXES):
+        return f"{rel}:1: a native extension module"
+    try:
+        if zipfile.is_zipfile(repo / rel):
+            return f"{rel}:1: a zip archive, which the import system imports from once it is on sys.path"
+    except OSError:
+        return None
+    return None
+
+
+def _parse(rel: str, file: Path, *, required: bool) -> ast.Module | None:
+    """The module in ``file``; None when it is not required and is not Python (binary, not parsing)."""
+    try:
+        data = file.read_bytes()
+    except OSError as exc:
+        raise _Unmeasurable(f"cannot measure {rel}: {exc.strerror or exc}") from None
+    try:
+        return parse_module(data, rel)
+    except (SyntaxError, ValueError) as exc:
+        if required:
+            raise _Unmeasurable(f"cannot measure {rel}: {exc}") from None
+        return None
+    except (RecursionError, MemoryError):  # parses or not, nobody can tell: fail closed
+        raise _Unmeasurable(f"cannot measure {rel}: nested too deep for the parser") from None

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import zipfile
+from pathlib import Path
+
 import pytest
 from tests.conftest import CALC_SOURCE, FIXED_SOURCE, GOLDEN_PATCH, MakeTask, tiny_spec
 
@@ -141,3 +144,127 @@ def test_quality_is_measured_on_the_graded_copy_not_the_baseline(make_task: Make
     assert result.component("tests").score == 1.0
     assert result.component("quality").details["violations"]["max_function_length"] == ["calc/__init__.py:1 add: 3 lines > 2"]
     assert result.score == 0.0
+
+
+# -- measured on what runs ------------------------------------------------------------------------------------
+
+LONG = "def long(x):\n" + "".join(f"    x = x + {i}\n" for i in range(5)) + "    return x\n"  # 7 lines
+
+
+def test_a_changed_file_that_parses_as_python_is_measured_whatever_its_name(make_task: MakeTask) -> None:
+    task = _tiny_refactor(make_task, max_function_length=3)
+    result = grade_files(task, {"calc/impl.txt": LONG, "calc/noext": LONG})
+    quality = result.component("quality")
+    assert quality.details["violations"]["max_function_length"] == ["calc/impl.txt:1 long: 7 lines > 3",
+                                                                    "calc/noext:1 long: 7 lines > 3"]
+    assert (quality.score, result.score) == (0.0, 0.0)
+
+
+def test_a_changed_file_that_is_not_python_is_not_measured(make_task: MakeTask) -> None:
+    task = _tiny_refactor(make_task, max_function_length=3)
+    with Workspace.create(task) as ws:
+        ws.write("docs/notes.md", "# Notes\n\nThis is not Python: def long(x):\n")
+        ws.write("calc/logo.png", b"\x89PNG\r\n\x1a\n\0\0" + bytes(range(256)))
+        ws.write("data/huge.txt", LONG * 40_000)  # parses, but past the 1 MiB a non-.py file is parsed up to
+        result = grade_workspace(ws)
+    quality = result.component("quality")
+    assert quality.details["violations"]["max_function_length"] == []
+    assert "docs/notes.md" not in quality.details["measured"] and "data/huge.txt" not in quality.details["measured"]
+    assert (quality.score, result.score) == (1.0, 1.0)
+
+
+def test_re_compile_and_model_eval_are_everyday_code_not_dynamic_loading(make_task: MakeTask) -> None:
+    task = _tiny_refactor(make_task, max_function_length=5)
+    helper = "import re\n\n_WORD = re.compile(r'\\w+')\n\n\ndef words(text, model=None):\n    return _WORD.findall(text)\n"
+    result = grade_files(task, {"calc/words.py": helper})
+    assert result.component("quality").passed is True and result.score == 1.0
+
+
+@pytest.mark.parametrize(
+    ("files", "message"),
+    [
+        ({"calc/run.py": "_run = exec\n"}, "calc/run.py:1: `exec`"),
+        ({"calc/run.py": "import importlib.util\n"}, "calc/run.py:1: `importlib.util`"),
+        ({"calc/run.py": "from runpy import run_path\n"}, "calc/run.py:1: `runpy`"),
+        ({"calc/run.py": "import pickle\n"}, "calc/run.py:1: `pickle`"),
+        ({"calc/run.py": "\n\nrun = getattr(__builtins__, 'ex' + 'ec')\n"}, "calc/run.py:3: `__builtins__`"),
+        ({"calc/run.txt": "import subprocess\n"}, "calc/run.txt:1: `subprocess`"),
+    ],
+    ids=["exec-reference", "importlib", "runpy", "pickle", "builtins", "in-a-txt"],
+)
+def test_a_changed_file_that_can_run_code_held_as_data_fails_naming_file_line_and_reference(
+        make_task: MakeTask, files: dict[str, str], message: str) -> None:
+    task = _tiny_refactor(make_task, max_function_length=50, max_cyclomatic_complexity=50)
+    result = grade_files(task, files)
+    quality = result.component("quality")
+    assert (quality.score, quality.passed, result.score) == (0.0, False, 0.0)
+    assert quality.messages[0].startswith(message + " (") and quality.messages[0].endswith(
+        "runs code the quality limits cannot measure"), quality.messages
+    assert quality.details["dynamic_code"][0].startswith(message)
+
+
+def test_dynamic_code_fails_the_gate_too(make_task: MakeTask) -> None:
+    task = make_task(constraints={"paths": ["calc/__init__.py"], "max_function_length": 50})
+    result = grade_files(task, {"calc/__init__.py": FIXED_SOURCE + "\n_run = eval\n"})
+    quality = result.component("quality")
+    assert (quality.role, quality.passed) == ("gate", False)
+    assert result.component("tests").score == 1.0 and result.score == 0.0
+
+
+def test_dynamic_code_the_baseline_already_had_is_not_the_submissions(make_task: MakeTask) -> None:
+    task = make_task(files={"calc/loader.py": "import importlib\n"},
+                     constraints={"paths": ["calc"], "max_function_length": 50})
+    assert grade_patch(task, GOLDEN_PATCH).score == 1.0
+
+
+@pytest.mark.parametrize("name", ["calc/_impl.cpython-311-x86_64-linux-gnu.so", "calc/_impl.abi3.so", "calc/_impl.pyd"])
+def test_a_changed_native_extension_module_fails(make_task: MakeTask, name: str) -> None:
+    task = _tiny_refactor(make_task, max_function_length=50)
+    with Workspace.create(task) as ws:
+        ws.write(name, b"\x7fELF\x02\x01\x01\0" + bytes(64))
+        result = grade_workspace(ws)
+    quality = result.component("quality")
+    assert quality.score == 0.0 and quality.messages == [f"{name}:1: a native extension module: runs code the "
+                                                         "quality limits cannot measure"]
+
+
+def test_a_changed_zip_archive_fails(make_task: MakeTask, tmp_path: Path) -> None:
+    task = _tiny_refactor(make_task, max_function_length=50)
+    archive = tmp_path / "impl.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("impl.py", LONG)
+    with Workspace.create(task) as ws:
+        ws.write("calc/impl.dat", archive.read_bytes())
+        result = grade_workspace(ws)
+    quality = result.component("quality")
+    assert quality.score == 0.0 and "calc/impl.dat:1: a zip archive" in quality.messages[0]
+
+
+@pytest.mark.parametrize(
+    ("name", "source"),
+    [("calc/deep.py", "x = " + "1+" * 100_000 + "1\n"), ("calc/deep.py", "x = " + "-" * 100_000 + "1\n"),
+     ("calc/deep.txt", "x = " + "1+" * 100_000 + "1\n")],
+    ids=["recursion-error", "memory-error", "recursion-error-in-a-txt"],
+)
+def test_a_file_nested_too_deep_for_the_parser_is_unmeasurable(make_task: MakeTask, name: str, source: str) -> None:
+    task = _tiny_refactor(make_task, max_function_length=50, max_cyclomatic_complexity=50)
+    result = grade_files(task, {name: source})
+    quality = result.component("quality")
+    assert quality.details["violations"] == {rule: ["unmeasurable"] for rule in ("max_function_length", "max_cyclomatic_complexity")}
+    assert quality.messages == [f"cannot measure {name}: nested too deep for the parser"]
+    assert (quality.score, result.score) == (0.0, 0.0)
+
+
+def test_a_changed_py_with_an_unknown_coding_cookie_is_unmeasurable(make_task: MakeTask) -> None:
+    task = _tiny_refactor(make_task, max_function_length=50)
+    result = grade_files(task, {"calc/odd.py": "# coding: no-such-codec\nx = 1\n"})
+    quality = result.component("quality")
+    assert quality.score == 0.0 and quality.messages[0].startswith("cannot measure calc/odd.py: unknown encoding")
+
+
+def test_a_module_level_lambda_is_measured_like_a_def(make_task: MakeTask) -> None:
+    task = _tiny_refactor(make_task, max_function_length=3, max_cyclomatic_complexity=2)
+    source = "pick = lambda a, b: (\n    a if a > b\n    else b if b > 0\n    else 0\n)\n"
+    quality = grade_files(task, {"calc/pick.py": source}).component("quality")
+    assert quality.details["violations"] == {"max_function_length": ["calc/pick.py:1 <lambda>: 5 lines > 3"],
+                                             "max_cyclomatic_complexity": ["calc/pick.py:1 <lambda>: 3 complexity > 2"]}

@@ -21,7 +21,6 @@ import shutil
 import signal
 import statistics
 import tempfile
-import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,7 +41,6 @@ from tests.redteam.conftest import (
     assert_unearned_zero,
     attack,
     component,
-    require_sandbox,
     run,
     submit,
     violations,
@@ -291,6 +289,44 @@ def test_the_reference_answer_is_in_no_frame_or_variable_the_candidate_can_read(
     env = start(dedupe)
     write(env, DEDUPE, original(dedupe, DEDUPE) + PEEK)
     assert_no_speedup_scored(submit(env))
+
+
+# Results that take on whatever they are compared with, such as the benchmark's own reference answer.
+ADOPT = """
+class _Adopting(list):
+    def __eq__(self, other):
+        self[:] = other
+        return True
+
+    __hash__ = None
+
+
+_slow_unique_by, _slow_duplicate_keys = unique_by, duplicate_keys
+
+
+def unique_by(records, key=None):
+    records = list(records)
+    return _slow_unique_by(records, key) if len(records) < 1000 else _Adopting()
+
+
+def duplicate_keys(records, key=None):
+    records = list(records)
+    return _slow_duplicate_keys(records, key) if len(records) < 1000 else _Adopting()
+"""
+
+
+@attack(G, "result object adopting the reference answer it is compared with (a list subclass's __eq__)",
+        local="score 0", confining="score 0")
+def test_a_result_adopting_the_reference_answer_scores_0(start: Start, dedupe: Task) -> None:
+    """The benchmark holds no reference answer to adopt, and its canonical form refuses the subclass."""
+    env = start(dedupe)
+    write(env, DEDUPE, original(dedupe, DEDUPE) + ADOPT)
+    shown = run(env, "python -m pytest -q tests").observation
+    assert shown.exit_code == 0 and "4 passed" in shown.text, shown.text  # small inputs: the slow code, right answers
+    result = submit(env)
+    assert_unearned_zero(result)
+    message = perf_of(result)["messages"][0]
+    assert message.startswith("candidate benchmark: exited 1") and "_Adopting" in message and "plain data" in message, message
 
 
 # -- 3. caching across the interleaved runs --------------------------------------------------------

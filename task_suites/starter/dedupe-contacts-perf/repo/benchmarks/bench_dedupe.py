@@ -1,16 +1,24 @@
 """Benchmark: de-duplicate a seeded list of contacts by e-mail address.
 
-Run from the repository root: ``python benchmarks/bench_dedupe.py``. Exits 1 on a wrong result.
+Run from the repository root: ``python benchmarks/bench_dedupe.py``. It prints a digest of the
+results; the grader compares it with the original code's digest for the same seed. The digest
+is the grader's canonical form (``REPOGYM_PERF_CANON``, set by the grader): it accepts plain
+builtin data only, so results must be exactly lists, tuples and strings, and the benchmark
+exits 1 on anything else. No reference answer is computed here.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import random
+import runpy
 import sys
 import time
 from pathlib import Path
+
+# The grader's canonical form, loaded before any code under test runs; unset outside grading.
+_CANON = os.environ.get("REPOGYM_PERF_CANON")
+digest = runpy.run_path(_CANON)["digest"] if _CANON else None
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -34,20 +42,6 @@ def make_records(seed: int = 1234) -> list[tuple[str, str]]:
     return records
 
 
-def expected(records: list[tuple[str, str]]) -> tuple[list[tuple[str, str]], list[str]]:
-    """Reference results, computed independently of the code under test."""
-    first: dict[str, tuple[str, str]] = {}
-    count: dict[str, int] = {}
-    dups: list[str] = []
-    for record in records:
-        k = record[0].strip().lower()
-        first.setdefault(k, record)
-        count[k] = count.get(k, 0) + 1
-        if count[k] == 2:
-            dups.append(k)
-    return list(first.values()), dups
-
-
 def main() -> int:
     seed = int(os.environ.get("REPOGYM_PERF_SEED", "1234"))
     start = time.perf_counter()
@@ -56,20 +50,15 @@ def main() -> int:
     got_dups = duplicate_keys(records, key=email_key)
     got_identity = unique_by([r[0] for r in records])
     elapsed = time.perf_counter() - start
-    # The reference answer is computed only after the timed calls returned, from fresh inputs,
-    # so the code under test can never read it from this frame.
-    fresh = make_records(seed)
-    want_unique, want_dups = expected(fresh)
-    ok = (
-        got_unique == want_unique
-        and got_dups == want_dups
-        and got_identity == list(dict.fromkeys(r[0] for r in fresh))
-    )
-    if not ok:
-        print("wrong result", file=sys.stderr)
-        return 1
-    digest = hashlib.sha256(repr((got_unique, got_dups, got_identity)).encode()).hexdigest()[:16]
-    print(f"result {digest}: {len(records)} records, {len(got_unique)} unique, {len(got_dups)} duplicated")
+    if digest is None:
+        print("result not digested: REPOGYM_PERF_CANON is unset (the grader sets it)")
+    else:
+        try:
+            line = digest((got_unique, got_dups, got_identity))
+        except TypeError as exc:  # the canonical form's NotPlainData
+            print(f"wrong result: {exc}", file=sys.stderr)
+            return 1
+        print(f"result {line}: {len(records)} records, {len(got_unique)} unique, {len(got_dups)} duplicated")
     print(f"{elapsed:.3f}s")
     return 0
 

@@ -3,23 +3,34 @@ import pytest
 import timefmt
 
 
+def same(got, want):
+    """``got == want`` with exactly the same builtin type at every level: no subclass, no ``__eq__`` of its own."""
+    if type(got) is not type(want):
+        return False
+    if type(want) in (list, tuple):
+        return len(got) == len(want) and all(same(g, w) for g, w in zip(got, want))
+    if type(want) is dict:
+        return same(list(got.items()), list(want.items()))
+    return got == want
+
+
 def test_parse_each_unit():
-    assert timefmt.parse_duration("2d") == 172_800
-    assert timefmt.parse_duration("3h") == 10_800
-    assert timefmt.parse_duration("45m") == 2_700
-    assert timefmt.parse_duration("7s") == 7
-    assert timefmt.parse_duration("0s") == 0
+    assert same(timefmt.parse_duration("2d"), 172_800)
+    assert same(timefmt.parse_duration("3h"), 10_800)
+    assert same(timefmt.parse_duration("45m"), 2_700)
+    assert same(timefmt.parse_duration("7s"), 7)
+    assert same(timefmt.parse_duration("0s"), 0)
 
 
 def test_parse_all_units_and_large_amounts():
-    assert timefmt.parse_duration("1d1h1m1s") == 90_061
-    assert timefmt.parse_duration("90m") == 5_400
-    assert timefmt.parse_duration("1h120s") == 3_720
+    assert same(timefmt.parse_duration("1d1h1m1s"), 90_061)
+    assert same(timefmt.parse_duration("90m"), 5_400)
+    assert same(timefmt.parse_duration("1h120s"), 3_720)
 
 
 def test_parse_allows_whitespace_between_components():
-    assert timefmt.parse_duration("1d 2h") == 93_600
-    assert timefmt.parse_duration("  1h   30m  ") == 5_400
+    assert same(timefmt.parse_duration("1d 2h"), 93_600)
+    assert same(timefmt.parse_duration("  1h   30m  "), 5_400)
 
 
 def test_parse_rejects_malformed():
@@ -36,8 +47,8 @@ def test_parse_rejects_repeated_or_out_of_order_units():
 
 def test_parse_round_trips_format_duration():
     for seconds in (0, 1, 59, 60, 61, 3_599, 3_600, 86_399, 86_400, 90_061, 1_000_000):
-        assert timefmt.parse_duration(timefmt.format_duration(seconds)) == seconds
-        assert timefmt.parse_duration(timefmt.format_duration(seconds, sep=" ")) == seconds
+        assert same(timefmt.parse_duration(timefmt.format_duration(seconds)), seconds)
+        assert same(timefmt.parse_duration(timefmt.format_duration(seconds, sep=" ")), seconds)
 
 
 def test_format_duration_still_rejects_non_int():

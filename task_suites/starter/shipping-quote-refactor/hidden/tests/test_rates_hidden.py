@@ -2,6 +2,18 @@ import pytest
 
 from shipping import quote
 
+
+def same(got, want):
+    """``got == want`` with exactly the same builtin type at every level: no subclass, no ``__eq__`` of its own."""
+    if type(got) is not type(want):
+        return False
+    if type(want) in (list, tuple):
+        return len(got) == len(want) and all(same(g, w) for g, w in zip(got, want))
+    if type(want) is dict:
+        return same(list(got.items()), list(want.items()))
+    return got == want
+
+
 WEIGHTS = (1, 500, 501, 2000, 2001, 10000, 10001, 30000)
 
 # (standard, express, economy) for each weight in WEIGHTS; None where the service is unavailable.
@@ -23,7 +35,7 @@ def test_full_price_grid():
                     with pytest.raises(ValueError):
                         quote(weight, zone, service)
                 else:
-                    assert quote(weight, zone, service) == expected, (weight, zone, service)
+                    assert same(quote(weight, zone, service), expected), (weight, zone, service)
 
 
 def test_weight_limits():
@@ -33,21 +45,21 @@ def test_weight_limits():
 
 
 def test_insurance_fee():
-    assert quote(1200, "eu", declared_value=10000) == 1690  # 1 % is 1.00 -> minimum 2.00
-    assert quote(1200, "eu", declared_value=50000) == 1990
-    assert quote(1200, "eu", declared_value=500000) == 6490
-    assert quote(1200, "eu", declared_value=12345) == 1490 + 200
-    assert quote(1200, "eu", declared_value=45678) == 1490 + 456
+    assert same(quote(1200, "eu", declared_value=10000), 1690)  # 1 % is 1.00 -> minimum 2.00
+    assert same(quote(1200, "eu", declared_value=50000), 1990)
+    assert same(quote(1200, "eu", declared_value=500000), 6490)
+    assert same(quote(1200, "eu", declared_value=12345), 1490 + 200)
+    assert same(quote(1200, "eu", declared_value=45678), 1490 + 456)
     for bad in (-1, 500001):
         with pytest.raises(ValueError):
             quote(1200, "eu", declared_value=bad)
 
 
 def test_member_discount():
-    assert quote(1200, "eu", member=True) == 1341
-    assert quote(1200, "eu", "economy", member=True) == 1192  # no member discount on economy
-    assert quote(1200, "world", "express", declared_value=123456, member=True) == 5593
-    assert quote(450, "domestic", "express", member=True) == 945
+    assert same(quote(1200, "eu", member=True), 1341)
+    assert same(quote(1200, "eu", "economy", member=True), 1192)  # no member discount on economy
+    assert same(quote(1200, "world", "express", declared_value=123456, member=True), 5593)
+    assert same(quote(450, "domestic", "express", member=True), 945)
 
 
 def test_economy_domestic_error_comes_before_insurance_check():
