@@ -128,12 +128,16 @@ def no_litter() -> Iterator[None]:
 
 # -- 1. a monkeypatched clock ----------------------------------------------------------------------
 
+# Only in the benchmark's process: in the tests' process the judge's policy would void the run first
+# (a trusted module holding the submission's code), so an attacker aims at the benchmark alone.
 CLOCK_PATCH = """
+import sys as _sys
 import time as _time
 
-_frozen = _time.perf_counter()
-for _name in ("perf_counter", "monotonic", "time", "process_time"):
-    setattr(_time, _name, lambda _f=_frozen: _f)
+if _sys.argv and _sys.argv[0].endswith("bench_dedupe.py"):
+    _frozen = _time.perf_counter()
+    for _name in ("perf_counter", "monotonic", "time", "process_time"):
+        setattr(_time, _name, lambda _f=_frozen: _f)
 """
 
 
@@ -237,6 +241,8 @@ if _LEAKED and _sys.argv and _sys.argv[0].endswith("bench_dedupe.py"):
 
 
 def _peek(name):
+    if not (_sys.argv and _sys.argv[0].endswith("bench_dedupe.py")):
+        return None  # the tests' process: the judge's policy refuses frames to the submission
     for depth in range(1, 10):
         try:
             frame = _sys._getframe(depth)
