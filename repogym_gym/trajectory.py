@@ -7,6 +7,7 @@ observation, the rewards, and the final grade, so an episode can be audited or r
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from repogym_gym.actions import Observation
 from repogym_gym.results import GradeResult
+from repogym_gym.safetext import safe_json
 
 __all__ = ["Trajectory", "TrajectoryStep"]
 
@@ -71,8 +73,16 @@ class Trajectory(BaseModel):
     truncated: bool = False
 
     def write(self, directory: Path) -> Path:
-        """Write ``<directory>/<task_id>-<episode_id>.json`` and return its path."""
+        """Write ``<directory>/<task_id>-<episode_id>.json`` (UTF-8) and return its path.
+
+        Whatever the episode held, the file is valid UTF-8 JSON: a lone surrogate in a raw action
+        becomes U+FFFD (:mod:`repogym_gym.safetext`).
+
+        Raises:
+            OSError: when the directory or the file cannot be written.
+        """
         directory.mkdir(parents=True, exist_ok=True)
         path = directory / f"{self.task_id}-{self.episode_id}.json"
-        path.write_text(self.model_dump_json(indent=1))
+        text = json.dumps(safe_json(self.model_dump(mode="json")), indent=1, ensure_ascii=False)
+        path.write_text(text, encoding="utf-8")
         return path
