@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repogym_gym.errors import GitMetadataError, PatchError
+from repogym_gym.tree import remove_path, write_file_safely
 
 __all__ = ["BASELINE_REF", "CANDIDATE_REF", "GitStore", "NumStat", "files_from_manifest", "git_apply"]
 
@@ -137,17 +138,11 @@ class GitStore:
         """
         if not (self.git_dir / "objects").is_dir() or not (self.git_dir / "HEAD").is_file():
             raise GitMetadataError(f"git metadata at {self.git_dir} is missing or incomplete; grading fails closed")
-        (self.git_dir / "config").write_text(_CONFIG)
+        write_file_safely(self.git_dir, "config", _CONFIG.encode())  # never through a planted symlink or fifo
         for name in ("hooks", "info", "refs/replace", "shallow", "commondir", "objects/info/http-alternates"):
-            target = self.git_dir / name
-            if target.is_symlink() or target.is_file():
-                target.unlink()
-            elif target.exists():
-                shutil.rmtree(target)
-        alternates = self.git_dir / "objects" / "info" / "alternates"
+            remove_path(self.git_dir / name)  # whatever was planted there: any depth, any name
         if self.alternate is not None:
-            alternates.parent.mkdir(exist_ok=True)
-            alternates.write_text(str(self.alternate / "objects") + "\n")
+            write_file_safely(self.git_dir, "objects/info/alternates", os.fsencode(self.alternate / "objects") + b"\n")
 
     def git(self, *args: str, stdin: bytes | None = None) -> bytes:
         """Run a git plumbing command against this store (bare, hardened).
