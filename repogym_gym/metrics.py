@@ -29,13 +29,22 @@ from __future__ import annotations
 
 import ast
 import errno
+import os
+import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from repogym_gym.tree import walk_tree
+
 __all__ = ["FunctionMetrics", "file_metrics", "function_metrics"]
 
+#: Largest file measured, bytes (the largest file carried into grading).
+MAX_SOURCE_BYTES = 20 * 1024 * 1024
+# O_NONBLOCK: a fifo standing where a source file was is refused, never waited on
+_READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _ONE_POINT = (
     ast.If,
@@ -85,7 +94,8 @@ def function_metrics(source: str, path: str = "<string>") -> list[FunctionMetric
         points listed in this module's docstring. Empty if the module defines no function.
 
     Raises:
-        SyntaxError: ``source`` does not parse; ``filename`` is ``path``.
+        SyntaxError: ``source`` does not parse, or is nested too deeply for the parser (Python's
+            recursion limit); ``filename`` is ``path``.
 
     Example:
         >>> source = "def f(x):\n    if x:\n        return 1\n    return x and 2\n"
@@ -98,6 +108,8 @@ def function_metrics(source: str, path: str = "<string>") -> list[FunctionMetric
         if exc.filename is None:
             exc.filename = path
         raise
+    except (RecursionError, MemoryError) as exc:  # 100,000 nested `1+1+...` overflow the parser
+        raise SyntaxError(f"nested too deeply to measure ({type(exc).__name__})", (path, 1, 1, None)) from None
     results = [
         FunctionMetrics(
             path=path,
@@ -118,16 +130,22 @@ def file_metrics(root: Path, paths: Iterable[str]) -> list[FunctionMetrics]:
     Args:
         root: Repository root that ``paths`` are relative to.
         paths: Posix paths relative to ``root``. A file is read as UTF-8 (a leading BOM is
-            ignored); a directory stands for every ``*.py`` file below it, recursively, in
-            sorted order. Each result's ``path`` is the normalised relative posix path.
+            ignored); a symlink is followed only to a file inside ``root``. A directory stands
+            for every regular ``*.py`` file below it, at any depth (symlinks are skipped, never
+            followed), in sorted order. Each result's ``path`` is the normalised relative posix path.
+            The code under test may have rewritten the tree: every read is bounded (files past
+            :data:`MAX_SOURCE_BYTES` are refused) and never waits on a fifo.
 
     Returns:
         The :func:`function_metrics` of each file, concatenated in the order of ``paths``.
 
     Raises:
         FileNotFoundError: A path is neither a file nor a directory under ``root``.
+        OSError: A file cannot be read, is not a regular file, or is a symlink out of ``root``;
+            a directory below a path cannot be entered.
         SyntaxError: A file does not parse; ``filename`` is its relative path.
         UnicodeDecodeError: A file is not valid UTF-8.
+        ValueError: A file is over :data:`MAX_SOURCE_BYTES`.
         TypeError: ``paths`` is a single string rather than a collection of strings.
 
     Example:
@@ -140,21 +158,53 @@ def file_metrics(root: Path, paths: Iterable[str]) -> list[FunctionMetrics]:
     if isinstance(paths, str):
         raise TypeError(f"paths={paths!r} is a single string; pass a list such as [{paths!r}]")
     results: list[FunctionMetrics] = []
+    real_root = os.path.realpath(root)
     for given in paths:
         relative = PurePosixPath(given)
         full = root / relative
-        if full.is_dir():
-            files = sorted(child for child in full.rglob("*.py") if child.is_file())
-            named = [(relative / child.relative_to(full).as_posix(), child) for child in files]
+        if full.is_dir() and not full.is_symlink():
+            named = _python_files(full, relative)
         elif full.is_file():
-            named = [(relative, full)]
+            real = os.path.realpath(full)
+            if os.path.commonpath([real_root, real]) != real_root:
+                raise OSError(errno.EXDEV, f"path {given!r} is a symlink out of the repository; not measured", given)
+            with open(os.open(real, _READ_FLAGS), "rb") as fh:
+                named = [(relative, _read_source(fh, given))]
         else:
             message = f"path {given!r} is neither a file nor a directory under root {str(root)!r}"
             raise FileNotFoundError(errno.ENOENT, message, given)
-        for name, file in named:
-            source = file.read_text(encoding="utf-8-sig")
+        for name, data in named:
+            source = data.decode("utf-8-sig")
             results.extend(function_metrics(source, path=name.as_posix()))
     return results
+
+
+def _read_source(fh: BinaryIO, name: str) -> bytes:
+    """The bytes of an open regular file of at most :data:`MAX_SOURCE_BYTES`."""
+    if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+        raise OSError(errno.EINVAL, f"{name} is not a regular file; not measured", name)
+    data = fh.read(MAX_SOURCE_BYTES + 1)
+    if len(data) > MAX_SOURCE_BYTES:
+        raise ValueError(f"{name} is over {MAX_SOURCE_BYTES} bytes; too large to measure")
+    return data
+
+
+def _python_files(directory: Path, relative: PurePosixPath) -> list[tuple[PurePosixPath, bytes]]:
+    """Every regular ``*.py`` file below ``directory`` (any depth, symlinks skipped), sorted; a
+    ``*.py`` that is a fifo, socket or device, or a directory that cannot be entered, raises OSError."""
+    found = []
+    for item in walk_tree(directory, skip=frozenset()):
+        if item.error is not None:
+            raise OSError(getattr(item.error, "errno", None) or errno.EIO,
+                          f"{relative / (item.rel or '.')} cannot be read: {item.error.strerror or item.error}")
+        if item.st is None or not item.name.endswith(".py") or stat.S_ISDIR(item.st.st_mode) or stat.S_ISLNK(item.st.st_mode):
+            continue
+        if not stat.S_ISREG(item.st.st_mode):  # a fifo, socket or device named *.py: nothing to measure, fail closed
+            raise OSError(errno.EINVAL, f"{relative / (item.rel or '.')} is not a regular file; not measured")
+        assert item.rel is not None
+        with open(os.open(item.name, _READ_FLAGS, dir_fd=item.dir_fd), "rb") as fh:
+            found.append((relative / item.rel, _read_source(fh, item.rel)))
+    return sorted(found, key=lambda named: named[0].parts)
 
 
 def _functions(tree: ast.AST) -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
