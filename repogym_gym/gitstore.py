@@ -211,6 +211,10 @@ def git_apply(patch: str, work_tree: Path, *, check_only: bool = False) -> None:
         return
     if not patch.endswith("\n"):
         patch += "\n"
+    try:
+        data = patch.encode("utf-8", "surrogateescape")  # the bytes of a patch read with surrogateescape
+    except UnicodeEncodeError as exc:
+        raise PatchError(f"patch is not valid text: a lone surrogate at character {exc.start}") from None
     args = ["apply", "--whitespace=nowarn", "--recount"]
     if check_only:
         args.append("--check")
@@ -222,7 +226,7 @@ def git_apply(patch: str, work_tree: Path, *, check_only: bool = False) -> None:
             [f"--work-tree={work_tree}", *args, "-"],
             git_dir=scratch,
             cwd=work_tree,
-            stdin=patch.encode("utf-8", "surrogateescape"),
+            stdin=data,
         )
     except _GitFailed as exc:
         reason = exc.stderr or "git apply failed"

@@ -11,11 +11,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from repogym_gym.actions import Observation
 from repogym_gym.results import GradeResult
-from repogym_gym.safetext import safe_json
+from repogym_gym.safetext import safe_json, safe_text
 
 __all__ = ["Trajectory", "TrajectoryStep"]
 
@@ -39,6 +39,12 @@ class TrajectoryStep(BaseModel):
     raw_action: str | None = None
     observation: Observation
     reward: float = 0.0
+
+    @field_validator("raw_action")
+    @classmethod
+    def _valid_utf8(cls, value: str | None) -> str | None:
+        # what did not parse may be any text, lone surrogates included (exports, chat messages)
+        return safe_text(value) if value is not None else None
 
 
 class Trajectory(BaseModel):
