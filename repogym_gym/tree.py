@@ -23,7 +23,7 @@ import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from repogym_gym.errors import PathEscapeError
 
@@ -118,9 +118,8 @@ def _hash_fd(fd: int, name: str) -> tuple[str, int]:
     return digest.hexdigest(), size
 
 
-@dataclass(frozen=True)
-class WalkItem:
-    """One entry met by :func:`walk_tree`.
+class WalkItem(NamedTuple):
+    """One entry met by :func:`walk_tree` (a tuple: the walk makes one per entry, so it is cheap).
 
     Attributes:
         dir_fd: An open descriptor of the directory holding the entry, valid only until the next

@@ -822,3 +822,9 @@ def test_reset_removes_a_workspace_holding_a_tree_3000_levels_deep(started: Repo
     old = started.workspace.root
     started.reset()
     assert not old.exists()
+
+
+def test_a_run_command_with_a_nul_byte_is_refused_not_raised(started: RepoEnv) -> None:
+    """Popen raised ValueError (embedded null byte) out of step()."""
+    result = run(started, "echo a\0b")
+    assert result.observation.error and "NUL byte" in result.observation.text
