@@ -4,6 +4,12 @@ Change detection never asks git: the tree is walked (symlinks not followed), eve
 is hashed, and the result is compared with the baseline manifest, so git-ignored files, files
 hidden by exclude rules and stale bytecode are all seen.
 
+The agent builds the trees this module reads and removes, so every walk is total: it goes
+through directory descriptors (:func:`walk_tree`: any depth, past PATH_MAX, at most two
+descriptors open, no recursion), keeps names that are not UTF-8 as their lone surrogates, opens
+files ``O_NOFOLLOW | O_NONBLOCK`` (a fifo is never waited on), and records what it cannot read
+instead of raising.
+
 Example:
     >>> import tempfile, pathlib
     >>> root = pathlib.Path(tempfile.mkdtemp())
