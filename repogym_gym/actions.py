@@ -10,6 +10,8 @@ index used by the Gymnasium ``Discrete`` kind field. Three forms parse to the sa
 - a Gymnasium dict action with an integer ``kind`` (see :mod:`repogym_gym.gym.spaces`).
 
 Parsing never guesses: anything else raises :class:`ActionError` naming the field and value.
+Text with a lone surrogate (``"\\udcff"``, e.g. from a JSON ``\\udcff`` escape) is not valid
+Unicode and is refused the same way: it cannot be written to a file, a trajectory or a tokenizer.
 
 Example:
     >>> parse_action('{"name": "edit", "arguments": {"path": "a.py", "old": "x", "new": "y"}}')
@@ -24,9 +26,10 @@ import re
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
 
 from repogym_gym.errors import RepoGymError
+from repogym_gym.safetext import first_surrogate, safe_text
 
 __all__ = [
     "ACTION_KINDS",
@@ -51,6 +54,16 @@ class ActionError(RepoGymError, ValueError):
 
 class _Action(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_lone_surrogate(cls, data: Any) -> Any:
+        for name, value in data.items() if isinstance(data, Mapping) else ():
+            if isinstance(value, str) and (at := first_surrogate(value)) is not None:
+                raise ValueError(f"{name}: the text holds a lone surrogate (U+{ord(value[at]):04X} at character {at}), "
+                                 "which is not valid Unicode text; send UTF-8 text (to create a file whose name or "
+                                 "content is not UTF-8, use a run command)")
+        return data
 
 
 class ReadAction(_Action):
@@ -122,6 +135,9 @@ _TOOL_CALL_TAG = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
 class Observation(BaseModel):
     """What the agent sees after reset or a step.
 
+    Observation text is always valid UTF-8: undecodable bytes of files and output are U+FFFD,
+    and so is every lone surrogate (a file name that is not UTF-8) (:mod:`repogym_gym.safetext`).
+
     Attributes:
         text: The observation text (file content, command output, test summary, an error).
         step: Steps taken so far in the episode.
@@ -137,6 +153,11 @@ class Observation(BaseModel):
     steps_left: int = Field(ge=0)
     exit_code: int | None = None
     error: str | None = None
+
+    @field_validator("text", "error")
+    @classmethod
+    def _valid_utf8(cls, v: str | None) -> str | None:
+        return safe_text(v) if v is not None else None
 
 
 def _from_mapping(data: Mapping[str, Any]) -> Any:
@@ -165,10 +186,16 @@ def _from_mapping(data: Mapping[str, Any]) -> Any:
     try:
         return _ADAPTER.validate_python(dict(data))
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'][1:]) or 'action'}: {err['msg']}" for err in exc.errors()
-        )
+        problems = "; ".join(_problem(err) for err in exc.errors())
         raise ActionError(f"invalid {data['kind']!r} action: {problems}") from None
+
+
+def _problem(err: Any) -> str:
+    """One validation error as ``field: message`` (our own checks name their field themselves)."""
+    where = ".".join(str(p) for p in err["loc"][1:])
+    if err.get("type") == "value_error" and "error" in err.get("ctx", {}):
+        return f"{where}: {err['ctx']['error']}" if where else str(err["ctx"]["error"])
+    return f"{where or 'action'}: {err['msg']}"
 
 
 def parse_action(action: Any) -> Any:

@@ -168,6 +168,9 @@ class BaselineStore:
             specials = sorted(p for p, e in manifest.items() if e.kind == "special")
             if specials:
                 raise SetupError(f"task {task.id!r}: setup left special files (fifo/socket/device): {specials[:5]}")
+            unreadable = sorted(f"{p} ({e.digest})" for p, e in manifest.items() if e.kind == "unreadable")
+            if unreadable:
+                raise SetupError(f"task {task.id!r}: setup left paths that cannot be read: {unreadable[:5]}")
             store = GitStore.create(staging / "git")
             commit = store.write_commit(BASELINE_REF, files_from_manifest(tree, {p: git_mode(e) for p, e in manifest.items()}))
             meta = {"format": _FORMAT, "task_id": task.id, "fingerprint": task.fingerprint, "commit": commit,

@@ -6,8 +6,11 @@ Every path that differs from the baseline manifest is classified:
   added, modified or deleted; their bytes are read once, here, and only these bytes reach the
   grader's fresh copy of the baseline;
 - **rejected**: symlinks, special files, oversized files (one past 20 MiB, any past 32 MiB
-  carried in all, any past 1 GiB of the tree read to find changes) and protected files; never carried, and each one is a constraint violation (a
-  failed gate, so the score is 0);
+  carried in all, any past 1 GiB of the tree read to find changes), protected files, paths past
+  1,024 bytes, paths that are not valid UTF-8 and whatever could not be read (a directory nested
+  past PATH_MAX, an unreadable one); never carried, and each one is a constraint violation (a
+  failed gate, so the score is 0). Rejected paths are shown as valid UTF-8 (lone surrogates
+  replaced, see :mod:`repogym_gym.safetext`; the reason quotes the bytes);
 - **ignored**: bytecode and tool caches; never carried, never a violation (running the visible
   tests creates them).
 
@@ -22,6 +25,7 @@ a test file).
 from __future__ import annotations
 
 import os
+import stat
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +33,7 @@ from typing import Literal
 
 import pathspec
 
+from repogym_gym.safetext import first_surrogate, safe_text
 from repogym_gym.task import Task
 from repogym_gym.tree import UNHASHED, Entry, TreeChange, diff_manifests, scan_tree
 
@@ -40,6 +45,7 @@ __all__ = [
     "ChangeSet",
     "Rejection",
     "collect_changes",
+    "display_path",
 ]
 
 DEFAULT_PROTECTED = (
@@ -64,7 +70,7 @@ MAX_HASHED_BYTES = 1024 * 1024 * 1024
 #: Longest relative path carried, bytes (grading copies live deeper than workspaces; PATH_MAX is 4096).
 MAX_CARRIED_PATH_BYTES = 1024
 
-RejectRule = Literal["symlink", "special", "protected", "too_large", "too_long"]
+RejectRule = Literal["symlink", "special", "protected", "too_large", "too_long", "bad_name", "unreadable"]
 
 
 @dataclass(frozen=True)
@@ -165,13 +171,34 @@ class CarryPolicy:
 
 
 def _pytest_table(path: Path) -> object:
+    """The ``tool.pytest`` table of a ``pyproject.toml`` (None without one), or an ``unreadable``
+    marker: a file that is not a regular file, too large, not UTF-8, not TOML or nested too deeply
+    for the parser (tomllib recurses: 5,000 nested arrays overflow it) never parses as "no table"."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return None
+    except OSError as exc:
+        return ("unreadable", str(exc))
+    try:
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                return ("unreadable", "not a regular file")
+            raw = fh.read(MAX_CARRIED_FILE_BYTES + 1)
+        if len(raw) > MAX_CARRIED_FILE_BYTES:
+            return ("unreadable", f"over {MAX_CARRIED_FILE_BYTES} bytes")
+        data = tomllib.loads(raw.decode("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         return ("unreadable", str(exc))
+    except (RecursionError, MemoryError) as exc:
+        return ("unreadable", f"nested too deeply to parse ({type(exc).__name__})")
     return data.get("tool", {}).get("pytest") if isinstance(data.get("tool"), dict) else None
+
+
+def display_path(path: str) -> str:
+    """``path`` as it may be shown (valid UTF-8, see :mod:`repogym_gym.safetext`); long paths are cut."""
+    shown = safe_text(path)
+    return shown if len(shown) <= 200 else shown[:100] + "..." + shown[-80:]
 
 
 def _symlink_inside(root: Path, rel: str) -> bool:
@@ -182,15 +209,21 @@ def _symlink_inside(root: Path, rel: str) -> bool:
 
 def _classify(change: TreeChange, root: Path, baseline_tree: Path, policy: CarryPolicy) -> CarriedFile | Rejection:
     path, new = change.path, change.new
+    shown = display_path(path)
     if len(os.fsencode(path)) > MAX_CARRIED_PATH_BYTES:
-        return Rejection(path[:80] + "...", "too_long", f"a path of {len(os.fsencode(path))} bytes is over the "
+        return Rejection(shown, "too_long", f"a path of {len(os.fsencode(path))} bytes is over the "
                          f"{MAX_CARRIED_PATH_BYTES}-byte limit; it is not carried")
+    if first_surrogate(path) is not None:
+        return Rejection(shown, "bad_name", f"the path {os.fsencode(path)!r} is not valid UTF-8; it is not carried")
+    if new is not None and new.kind == "unreadable":
+        return Rejection(path, "unreadable", f"{path} could not be read ({new.digest}); it is not carried")
     if new is not None and new.kind == "file" and new.digest == UNHASHED:
         return Rejection(path, "too_large", f"{path} was not read: the work tree holds more than "
                          f"{MAX_HASHED_BYTES} bytes of files; it is not carried")
     if policy.is_protected(path):
         return Rejection(path, "protected", f"{path} is protected ({change.status}); the change is not carried")
-    if Path(path).name == "pyproject.toml" and _pytest_table(baseline_tree / path) != _pytest_table(root / path):
+    if (Path(path).name == "pyproject.toml" and (new is None or new.kind == "file")
+            and _pytest_table(baseline_tree / path) != _pytest_table(root / path)):
         return Rejection(path, "protected", f"{path}: its [tool.pytest] test settings changed; the change is not carried")
     if new is None:
         return CarriedFile(path, "deleted", 0, None)
@@ -202,8 +235,10 @@ def _classify(change: TreeChange, root: Path, baseline_tree: Path, policy: Carry
         return Rejection(path, "symlink", f"{path} is a symlink; symlinks are not carried")
     if new.size > MAX_CARRIED_FILE_BYTES:
         return Rejection(path, "too_large", f"{path} is {new.size} bytes, over the {MAX_CARRIED_FILE_BYTES}-byte limit")
-    fd = os.open(root / path, os.O_RDONLY | os.O_NOFOLLOW)
+    fd = os.open(root / path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # replaced since it was hashed
+            return Rejection(path, "special", f"{path} is no longer a regular file; only regular files are carried")
         data = fh.read(MAX_CARRIED_FILE_BYTES + 1)
     if len(data) > MAX_CARRIED_FILE_BYTES:  # grew after it was hashed
         return Rejection(path, "too_large", f"{path} is over the {MAX_CARRIED_FILE_BYTES}-byte limit")
@@ -235,13 +270,15 @@ def collect_changes(
             continue
         size = change.new.size if change.new is not None and change.new.kind == "file" else 0
         if size > budget and size <= MAX_CARRIED_FILE_BYTES:
-            rejected.append(Rejection(change.path, "too_large", f"{change.path}: the submission passes "
-                                      f"{MAX_CARRIED_TOTAL_BYTES} bytes of carried files in all; it is not carried"))
+            shown = display_path(change.path)
+            rejected.append(Rejection(shown, "too_large", f"{shown}: the submission passes {MAX_CARRIED_TOTAL_BYTES} "
+                                      "bytes of carried files in all; it is not carried"))
             continue
         try:
             verdict = _classify(change, root, baseline_tree, policy)
         except OSError as exc:  # replaced or removed while we read it
-            verdict = Rejection(change.path, "special", f"{change.path} could not be read as a regular file: {exc}")
+            shown = display_path(change.path)
+            verdict = Rejection(shown, "special", f"{shown} could not be read as a regular file: {exc.strerror or exc}")
         if isinstance(verdict, CarriedFile):
             budget -= len(verdict.data or b"")
         (carried if isinstance(verdict, CarriedFile) else rejected).append(verdict)

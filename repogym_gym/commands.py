@@ -133,6 +133,8 @@ def check_command(command: str, allowlist: Iterable[str] = DEFAULT_ALLOWLIST) ->
     allowed = frozenset(allowlist)
     if not command.strip():
         raise CommandRefusedError("the command is empty")
+    if "\0" in command:  # no argv can carry one: the process could not even be started
+        raise CommandRefusedError(f"the command holds a NUL byte at character {command.index(chr(0))}; remove it")
     for segment in split_segments(command):
         words = _words(segment)
         if not words:

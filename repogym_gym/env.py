@@ -10,10 +10,14 @@ action runs exactly as grading does (a fresh copy holding only the carried chang
 grader's pytest settings, sentinel, canaries and tamper checks; hidden tests left out), so it
 earns nothing while the workspace holds a change grading would reject or the run is invalid.
 
-"A bad action is data": an unknown kind, a missing field, a bad path, a refused or failing
-command comes back as an observation with ``error`` set (and ``info["parse_error"]`` for an
-action that did not parse), never as an exception. An infrastructure failure (setup crashed,
-sandbox broken) ends the episode with reward 0 and ``info["infra_error"]``.
+"A bad action is data": an unknown kind, a missing field, a bad path, text that is not valid
+Unicode, a refused or failing command comes back as an observation with ``error`` set (and
+``info["parse_error"]`` for an action that did not parse), never as an exception; so does an
+action that failed in a way nobody foresaw. A submission that cannot be graded as it stands
+(a tree nested past PATH_MAX, names that are not UTF-8, unparseable settings) scores 0 with the
+reason in its grade. An infrastructure failure (setup crashed, sandbox broken) ends the episode
+with reward 0 and ``info["infra_error"]``. Every string of an observation and of ``info`` is
+valid UTF-8 (:mod:`repogym_gym.safetext`).
 
 Example:
     >>> env = RepoEnv(load_task("task_suites/starter/parse-duration"))    # doctest: +SKIP
@@ -24,6 +28,7 @@ Example:
 
 from __future__ import annotations
 
+import logging
 import re
 import secrets
 import tempfile
@@ -43,13 +48,17 @@ from repogym_gym.graders.composite import CompositeGrader
 from repogym_gym.graders.testrun import run_tests
 from repogym_gym.grading import confined, grade_workspace
 from repogym_gym.results import GradeResult
+from repogym_gym.safetext import safe_json
 from repogym_gym.sandbox import LocalSandbox, Sandbox
 from repogym_gym.task import Task
 from repogym_gym.trajectory import Trajectory, TrajectoryStep
+from repogym_gym.tree import discard_tree
 from repogym_gym.workspace import Workspace, build_grading_copy
 from repogym_gym.pyenv import command_env
 
 __all__ = ["MAX_OBSERVATION_CHARS", "EpisodeError", "RepoEnv", "StepResult"]
+
+_log = logging.getLogger(__name__)
 
 #: Longest observation text, characters; longer text keeps its head and tail around a marker.
 MAX_OBSERVATION_CHARS = 50_000
@@ -226,6 +235,10 @@ class RepoEnv:
             self._infra_error = f"{type(exc).__name__}: {exc}"
             obs = self._observe(f"Episode ended by an infrastructure failure: {self._infra_error}", error=self._infra_error)
             return self._finish(obs, parsed, action, info, terminated=True)
+        except Exception as exc:  # noqa: BLE001 - a bad action is data, whatever broke on it
+            _log.debug("action %r failed", getattr(parsed, "kind", None), exc_info=True)
+            message = self._scrub(f"the action failed: {type(exc).__name__}: {exc}")
+            obs = self._observe(f"Failed: {message}", error=message)
         reward = self._shape(obs) if parsed is not None and parsed.kind == "test" else 0.0
         if parsed is not None and parsed.kind == "submit":
             return self._finish(obs, parsed, action, info, terminated=True, reward=reward)
@@ -233,7 +246,7 @@ class RepoEnv:
             return self._finish(obs, parsed, action, info, truncated=True, reward=reward)
         self._record(parsed, action, obs, reward)
         self.last_observation = obs
-        return StepResult(obs, reward, False, False, info)
+        return StepResult(obs, reward, False, False, safe_json(info))
 
     def truncate(self, reason: str) -> StepResult:
         """End the running episode from outside (a driver's time limit, a crashed agent).
@@ -280,7 +293,10 @@ class RepoEnv:
                 if release is not None:
                     release(self.workspace.path)
             finally:
-                self.workspace.close()
+                try:
+                    self.workspace.close()
+                except OSError:  # a process of the agent's still writing into it (local sandbox)
+                    _log.warning("could not remove the workspace %s", self.workspace.root, exc_info=True)
                 self.workspace = None
 
     def _observe(self, text: str, *, exit_code: int | None = None, error: str | None = None) -> Observation:
@@ -331,7 +347,11 @@ class RepoEnv:
         if size > MAX_EDIT_BYTES:
             raise _Refusal(f"Edit failed: {action.path} is {size} bytes, over the {MAX_EDIT_BYTES}-byte limit of the "
                            "edit action; use write, or a command.")
-        text = self._ws().read(action.path)
+        try:
+            text = self._ws().read(action.path, errors="strict")
+        except UnicodeDecodeError as exc:
+            raise _Refusal(f"Edit failed: {action.path} is not UTF-8 text (byte {exc.start}); rewriting it would "
+                           "change its other bytes. Use write, or a command.") from None
         count = text.count(action.old)
         if count != 1:
             raise _Refusal(f"Edit failed: the old text occurs {count} times in {action.path}; it must occur exactly once.")
@@ -354,13 +374,16 @@ class RepoEnv:
         ws = self._ws()
         spec = self.task.spec
         changes = collect_changes(ws.path, ws.baseline.tree, dict(ws.baseline.manifest), ws.policy)
-        with tempfile.TemporaryDirectory(prefix=f"repogym-test-{self.task.id}-") as tmp:
-            copy = Path(tmp) / "repo"
+        tmp = Path(tempfile.mkdtemp(prefix=f"repogym-test-{self.task.id}-"))
+        try:
+            copy = tmp / "repo"
             build_grading_copy(self.task, ws.baseline, changes, copy, hidden=False)
-            run = run_tests(spec.tests, repo=copy, scratch=Path(tmp) / "scratch", baseline_tree=ws.baseline.tree,
+            run = run_tests(spec.tests, repo=copy, scratch=tmp / "scratch", baseline_tree=ws.baseline.tree,
                             sandbox=self._sandbox, timeout_s=spec.limits.test_timeout_s,
                             output_limit_bytes=spec.limits.output_limit_bytes, extra_env=command_env(ws.baseline.python_env))
             output = _hide_planted(run.result.tail(6000), run.planted()).replace(str(copy) + "/", "")
+        finally:
+            discard_tree(tmp)  # the code under test ran there: any depth, any name
         lines = []
         if changes.rejected:
             lines.append("Not run as submitted: " + "; ".join(r.reason for r in changes.rejected[:5]))
@@ -421,7 +444,12 @@ class RepoEnv:
                 truncated: bool = False, reward: float = 0.0) -> StepResult:
         grade = None
         if self._infra_error is None and self.workspace is not None:
-            grade = grade_workspace(self.workspace, sandbox=self._sandbox, grader=self.grader)
+            try:
+                grade = grade_workspace(self.workspace, sandbox=self._sandbox, grader=self.grader)
+            except Exception as exc:  # noqa: BLE001 - a bug of ours is no reason to raise out of step()
+                _log.debug("grading failed", exc_info=True)
+                grade = GradeResult(task_id=self.task.id, score=0.0, passed=False,
+                                    infra_error=f"grading crashed: {type(exc).__name__}: {exc}")
             self.last_grade = grade
             if grade.infra_error:
                 self._infra_error = grade.infra_error
@@ -442,5 +470,8 @@ class RepoEnv:
             self._trajectory.terminated, self._trajectory.truncated = terminated, truncated
             self._trajectory.duration_s = time.monotonic() - self._started
             if self.trajectory_dir is not None:
-                info["trajectory_path"] = str(self._trajectory.write(self.trajectory_dir))
-        return StepResult(obs, reward, terminated, truncated, info)
+                try:
+                    info["trajectory_path"] = str(self._trajectory.write(self.trajectory_dir))
+                except OSError as exc:  # the host's disk: the episode's reward stands
+                    info["trajectory_error"] = f"cannot write the trajectory: {exc}"
+        return StepResult(obs, reward, terminated, truncated, safe_json(info))

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repogym_gym.errors import GitMetadataError, PatchError
+from repogym_gym.tree import remove_path, write_file_safely
 
 __all__ = ["BASELINE_REF", "CANDIDATE_REF", "GitStore", "NumStat", "files_from_manifest", "git_apply"]
 
@@ -137,17 +138,11 @@ class GitStore:
         """
         if not (self.git_dir / "objects").is_dir() or not (self.git_dir / "HEAD").is_file():
             raise GitMetadataError(f"git metadata at {self.git_dir} is missing or incomplete; grading fails closed")
-        (self.git_dir / "config").write_text(_CONFIG)
+        write_file_safely(self.git_dir, "config", _CONFIG.encode())  # never through a planted symlink or fifo
         for name in ("hooks", "info", "refs/replace", "shallow", "commondir", "objects/info/http-alternates"):
-            target = self.git_dir / name
-            if target.is_symlink() or target.is_file():
-                target.unlink()
-            elif target.exists():
-                shutil.rmtree(target)
-        alternates = self.git_dir / "objects" / "info" / "alternates"
+            remove_path(self.git_dir / name)  # whatever was planted there: any depth, any name
         if self.alternate is not None:
-            alternates.parent.mkdir(exist_ok=True)
-            alternates.write_text(str(self.alternate / "objects") + "\n")
+            write_file_safely(self.git_dir, "objects/info/alternates", os.fsencode(self.alternate / "objects") + b"\n")
 
     def git(self, *args: str, stdin: bytes | None = None) -> bytes:
         """Run a git plumbing command against this store (bare, hardened).
@@ -216,6 +211,10 @@ def git_apply(patch: str, work_tree: Path, *, check_only: bool = False) -> None:
         return
     if not patch.endswith("\n"):
         patch += "\n"
+    try:
+        data = patch.encode("utf-8", "surrogateescape")  # the bytes of a patch read with surrogateescape
+    except UnicodeEncodeError as exc:
+        raise PatchError(f"patch is not valid text: a lone surrogate at character {exc.start}") from None
     args = ["apply", "--whitespace=nowarn", "--recount"]
     if check_only:
         args.append("--check")
@@ -227,7 +226,7 @@ def git_apply(patch: str, work_tree: Path, *, check_only: bool = False) -> None:
             [f"--work-tree={work_tree}", *args, "-"],
             git_dir=scratch,
             cwd=work_tree,
-            stdin=patch.encode("utf-8", "surrogateescape"),
+            stdin=data,
         )
     except _GitFailed as exc:
         reason = exc.stderr or "git apply failed"

@@ -16,7 +16,6 @@ Example:
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -30,6 +29,7 @@ from repogym_gym.hiding import secret_paths
 from repogym_gym.results import GradeComponent, GradeResult
 from repogym_gym.sandbox import LocalSandbox, Sandbox
 from repogym_gym.task import Task
+from repogym_gym.tree import discard_tree
 from repogym_gym.workspace import Snapshot, Workspace, build_grading_copy
 
 __all__ = ["confined", "default_grader", "grade_patch", "grade_snapshot", "grade_workspace"]
@@ -115,7 +115,7 @@ def grade_snapshot(
         ctx = GradingContext(task, baseline, snapshot, root / "repo", root / "scratch", sandbox, hidden)
         components, infra_error = grader.grade(ctx)
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        discard_tree(root)  # the submission's code ran there: any depth, any name
     score, passed = combine(components, grader.pass_threshold)
     tests = next((c for c in components if c.name == "tests"), None)
     return GradeResult(
@@ -138,12 +138,13 @@ def grade_workspace(
 ) -> GradeResult:
     """Freeze ``workspace`` and grade the submission (see :func:`grade_snapshot`).
 
-    Destroyed git metadata fails closed: score 0 with a message (not an infrastructure error).
+    Destroyed git metadata or a work tree that cannot be read fails closed: score 0 with a message
+    (not an infrastructure error: the agent controls both).
     """
     start = time.monotonic()
     try:
         snapshot = workspace.snapshot()
-    except WorkspaceError as exc:
+    except (WorkspaceError, OSError) as exc:  # the agent's own tree (work tree or git metadata destroyed)
         return _failed(workspace.task, "snapshot", f"cannot snapshot the workspace: {exc}", start, infra=False)
     return grade_snapshot(workspace.task, workspace.baseline, snapshot, sandbox=sandbox, grader=grader)
 

@@ -11,6 +11,7 @@ never split on whitespace, ``::`` or ``[``. A test recorded several times is mer
 from __future__ import annotations
 
 import os
+import stat
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Literal, Self
@@ -25,6 +26,9 @@ from repogym_gym.errors import JUnitParseError
 __all__ = ["JUnitReport", "TestStatus", "parse_junit_string", "parse_junit_xml"]
 
 TestStatus = Literal["passed", "failed", "error", "skipped"]
+
+#: Largest report read, bytes (the code under test can write it: its size is refused, not trusted).
+MAX_REPORT_BYTES = 64 * 1024 * 1024
 
 _RANK: dict[TestStatus, int] = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
 
@@ -129,9 +133,10 @@ def parse_junit_xml(path: str | os.PathLike[str]) -> JUnitReport:
         The report; see :class:`JUnitReport` for its keys and merge rules.
 
     Raises:
-        JUnitParseError: The file is missing or unreadable, is not (complete) XML, its root is
-            not ``<testsuites>``/``<testsuite>``, it holds no ``<testcase>``, or a testcase has
-            no name. The message starts with the path.
+        JUnitParseError: The file is missing or unreadable, not a regular file (a symlink is not
+            followed), over :data:`MAX_REPORT_BYTES`, is not (complete) XML, is nested too deeply
+            to read, its root is not ``<testsuites>``/``<testsuite>``, it holds no
+            ``<testcase>``, or a testcase has no name. The message starts with the path.
 
     Example:
         >>> import pathlib, tempfile
@@ -143,8 +148,35 @@ def parse_junit_xml(path: str | os.PathLike[str]) -> JUnitReport:
         {'t': 'skipped'}
     """
     where = os.fspath(path)
-    xml = _load(where, lambda: _Xml.fromfile(where), lambda: ElementTree.parse(where).getroot())
-    return _build(xml, where)
+    data = _read_report(where)
+    xml = _load(where, lambda: _Xml.fromstring(data), lambda: ElementTree.fromstring(data))
+    return _build_bounded(xml, where)
+
+
+def _read_report(where: str) -> bytes:
+    """The report's bytes; the code under test may have replaced it, so a symlink, a fifo or a
+    file past :data:`MAX_REPORT_BYTES` is refused (never followed, waited on or read whole)."""
+    try:
+        fd = os.open(where, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise JUnitParseError(f"{where}: cannot read the JUnit report ({exc.strerror or exc}); check that the "
+                              "test command ran and wrote it there") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise JUnitParseError(f"{where}: cannot read the JUnit report (it is not a regular file); refusing to read it")
+    with os.fdopen(fd, "rb") as fh:
+        data = fh.read(MAX_REPORT_BYTES + 1)
+    if len(data) > MAX_REPORT_BYTES:
+        raise JUnitParseError(f"{where}: the JUnit report is over {MAX_REPORT_BYTES} bytes; refusing to parse it")
+    return data
+
+
+def _build_bounded(xml: _Xml, where: str) -> JUnitReport:
+    try:
+        return _build(xml, where)
+    except (RecursionError, MemoryError) as exc:  # junitparser walks nested suites recursively
+        raise JUnitParseError(f"{where}: the JUnit report is nested too deeply to read ({type(exc).__name__}); "
+                              "refusing a partial reading") from None
 
 
 def parse_junit_string(text: str) -> JUnitReport:
@@ -171,7 +203,7 @@ def parse_junit_string(text: str) -> JUnitReport:
         repogym_gym.errors.JUnitParseError: <string>: the JUnit report holds no <testcase> ...
     """
     xml = _load("<string>", lambda: _Xml.fromstring(text), lambda: ElementTree.fromstring(text))
-    return _build(xml, "<string>")
+    return _build_bounded(xml, "<string>")
 
 
 def _load(where: str, read: Callable[[], _Xml], root: Callable[[], ElementTree.Element]) -> _Xml:
@@ -181,13 +213,15 @@ def _load(where: str, read: Callable[[], _Xml], root: Callable[[], ElementTree.E
     except OSError as exc:
         raise JUnitParseError(f"{where}: cannot read the JUnit report ({exc}); check that the "
                               "test command ran and wrote it there") from exc
+    except (RecursionError, MemoryError) as exc:
+        raise JUnitParseError(f"{where}: the JUnit report is nested too deeply to read ({type(exc).__name__})") from None
     except (SyntaxError, ValueError) as exc:  # ElementTree's and lxml's ParseError are both
         raise JUnitParseError(f"{where}: the JUnit report is not well-formed XML ({exc}); it "
                               "may be truncated or not a report at all") from exc
     except JUnitXmlError as exc:  # its message omits the tag; re-read it (parsing succeeded)
         try:
             tag = root().tag
-        except (OSError, SyntaxError, ValueError):
+        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
             tag = "?"
         raise JUnitParseError(f"{where}: root element is <{tag}>, expected <testsuites> or "
                               "<testsuite>") from exc

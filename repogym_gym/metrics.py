@@ -36,12 +36,23 @@ from __future__ import annotations
 
 import ast
 import errno
+import os
+import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-__all__ = ["FunctionMetrics", "file_metrics", "function_metrics", "parse_module", "python_files", "tree_metrics"]
+from repogym_gym.tree import walk_tree
+
+__all__ = ["MAX_SOURCE_BYTES", "FunctionMetrics", "NestedTooDeep", "file_metrics", "function_metrics", "parse_module",
+           "python_files", "read_source", "tree_metrics"]
+
+#: Largest file measured, bytes (the largest file carried into grading).
+MAX_SOURCE_BYTES = 20 * 1024 * 1024
+# O_NONBLOCK: a fifo standing where a source file was is refused, never waited on
+_READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _Function = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
@@ -80,6 +91,11 @@ class FunctionMetrics(BaseModel):
         return self
 
 
+class NestedTooDeep(SyntaxError):
+    """Source nested past what the parser can hold (Python's recursion limit, or memory): parses
+    or not, nobody can tell, so whatever measures it fails closed."""
+
+
 def parse_module(source: str | bytes, path: str = "<string>") -> ast.Module:
     """The AST of one module, decoded as the interpreter decodes it.
 
@@ -91,7 +107,8 @@ def parse_module(source: str | bytes, path: str = "<string>") -> ast.Module:
     Raises:
         SyntaxError: ``source`` does not parse or cannot be decoded (unknown or failing
             encoding, null bytes); ``filename`` is ``path``.
-        RecursionError, MemoryError: nesting too deep for the parser.
+        NestedTooDeep: a :class:`SyntaxError` for nesting too deep for the parser (100,000
+            nested ``1+1+...`` overflow it).
     """
     try:
         return ast.parse(source, filename=path)
@@ -99,6 +116,8 @@ def parse_module(source: str | bytes, path: str = "<string>") -> ast.Module:
         if exc.filename in (None, "<unknown>"):
             exc.filename = path
         raise
+    except (RecursionError, MemoryError) as exc:
+        raise NestedTooDeep(f"nested too deeply to measure ({type(exc).__name__})", (path, 1, 1, None)) from None
 
 
 def tree_metrics(tree: ast.AST, path: str = "<string>") -> list[FunctionMetrics]:
@@ -131,8 +150,8 @@ def function_metrics(source: str | bytes, path: str = "<string>") -> list[Functi
         the module defines no function.
 
     Raises:
-        SyntaxError: ``source`` does not parse; ``filename`` is ``path``.
-        RecursionError, MemoryError: nesting too deep for the parser.
+        SyntaxError: ``source`` does not parse, or (:class:`NestedTooDeep`) nests too deeply for
+            the parser; ``filename`` is ``path``.
 
     Example:
         >>> source = "def f(x):\n    if x:\n        return 1\n    return x and 2\n"
@@ -144,25 +163,53 @@ def function_metrics(source: str | bytes, path: str = "<string>") -> list[Functi
     return tree_metrics(parse_module(source, path), path)
 
 
-def python_files(root: Path, paths: Iterable[str]) -> list[tuple[str, Path]]:
-    """``(relative posix name, file)`` for each path: a file stands for itself, a directory for
-    every ``*.py`` file below it, recursively, in sorted order.
+def read_source(file: Path, name: str) -> bytes:
+    """The bytes of ``file``, a regular file of at most :data:`MAX_SOURCE_BYTES` (never waits on a fifo).
+
+    Raises:
+        OSError: it cannot be read or is not a regular file.
+        ValueError: it is over :data:`MAX_SOURCE_BYTES`.
+    """
+    with open(os.open(file, _READ_FLAGS), "rb") as fh:
+        return _bounded(fh, name)
+
+
+def _bounded(fh: BinaryIO, name: str) -> bytes:
+    if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+        raise OSError(errno.EINVAL, f"{name} is not a regular file; not measured", name)
+    data = fh.read(MAX_SOURCE_BYTES + 1)
+    if len(data) > MAX_SOURCE_BYTES:
+        raise ValueError(f"{name} is over {MAX_SOURCE_BYTES} bytes; too large to measure")
+    return data
+
+
+def python_files(root: Path, paths: Iterable[str]) -> list[tuple[str, bytes]]:
+    """``(relative posix name, bytes)`` for each path: a file stands for itself (a symlink only to a
+    file inside ``root``), a directory for every regular ``*.py`` file below it, at any depth
+    (symlinks skipped, never followed), in sorted order. The code under test may have rewritten
+    the tree: every read is bounded (:func:`read_source`).
 
     Raises:
         FileNotFoundError: A path is neither a file nor a directory under ``root``.
+        OSError: A file cannot be read, is not a regular file, or is a symlink out of ``root``; a
+            directory below a path cannot be entered.
+        ValueError: A file is over :data:`MAX_SOURCE_BYTES`.
         TypeError: ``paths`` is a single string rather than a collection of strings.
     """
     if isinstance(paths, str):
         raise TypeError(f"paths={paths!r} is a single string; pass a list such as [{paths!r}]")
-    named: list[tuple[str, Path]] = []
+    named: list[tuple[str, bytes]] = []
+    real_root = os.path.realpath(root)
     for given in paths:
         relative = PurePosixPath(given)
         full = root / relative
-        if full.is_dir():
-            files = sorted(child for child in full.rglob("*.py") if child.is_file())
-            named += [((relative / child.relative_to(full).as_posix()).as_posix(), child) for child in files]
+        if full.is_dir() and not full.is_symlink():
+            named += [(name.as_posix(), data) for name, data in _python_files(full, relative)]
         elif full.is_file():
-            named.append((relative.as_posix(), full))
+            real = os.path.realpath(full)
+            if os.path.commonpath([real_root, real]) != real_root:
+                raise OSError(errno.EXDEV, f"path {given!r} is a symlink out of the repository; not measured", given)
+            named.append((relative.as_posix(), read_source(Path(real), given)))
         else:
             message = f"path {given!r} is neither a file nor a directory under root {str(root)!r}"
             raise FileNotFoundError(errno.ENOENT, message, given)
@@ -174,19 +221,17 @@ def file_metrics(root: Path, paths: Iterable[str]) -> list[FunctionMetrics]:
 
     Args:
         root: Repository root that ``paths`` are relative to.
-        paths: Posix paths relative to ``root``. A file is read as bytes and decoded as the
-            interpreter decodes it (BOM, ``# coding:`` cookie, else UTF-8); a directory stands
-            for every ``*.py`` file below it, recursively, in sorted order. Each result's
-            ``path`` is the normalised relative posix path.
+        paths: Posix paths relative to ``root``, found and read as :func:`python_files` says. A
+            file's bytes are decoded as the interpreter decodes them (BOM, ``# coding:`` cookie,
+            else UTF-8). Each result's ``path`` is the normalised relative posix path.
 
     Returns:
         The :func:`function_metrics` of each file, concatenated in the order of ``paths``.
 
     Raises:
-        FileNotFoundError: A path is neither a file nor a directory under ``root``.
-        SyntaxError: A file does not parse or cannot be decoded; ``filename`` is its relative path.
-        RecursionError, MemoryError: A file nests too deep for the parser.
-        TypeError: ``paths`` is a single string rather than a collection of strings.
+        FileNotFoundError, OSError, ValueError, TypeError: as :func:`python_files`.
+        SyntaxError: A file does not parse, cannot be decoded, or (:class:`NestedTooDeep`) nests
+            too deeply for the parser; ``filename`` is its relative path.
 
     Example:
         >>> import tempfile
@@ -196,9 +241,27 @@ def file_metrics(root: Path, paths: Iterable[str]) -> list[FunctionMetrics]:
         [('a.py', 'f', 2)]
     """
     results: list[FunctionMetrics] = []
-    for name, file in python_files(root, paths):
-        results.extend(function_metrics(file.read_bytes(), path=name))
+    for name, data in python_files(root, paths):
+        results.extend(function_metrics(data, path=name))
     return results
+
+
+def _python_files(directory: Path, relative: PurePosixPath) -> list[tuple[PurePosixPath, bytes]]:
+    """Every regular ``*.py`` file below ``directory`` (any depth, symlinks skipped), sorted; a
+    ``*.py`` that is a fifo, socket or device, or a directory that cannot be entered, raises OSError."""
+    found = []
+    for item in walk_tree(directory, skip=frozenset()):
+        if item.error is not None:
+            raise OSError(getattr(item.error, "errno", None) or errno.EIO,
+                          f"{relative / (item.rel or '.')} cannot be read: {item.error.strerror or item.error}")
+        if item.st is None or not item.name.endswith(".py") or stat.S_ISDIR(item.st.st_mode) or stat.S_ISLNK(item.st.st_mode):
+            continue
+        if not stat.S_ISREG(item.st.st_mode):  # a fifo, socket or device named *.py: nothing to measure, fail closed
+            raise OSError(errno.EINVAL, f"{relative / (item.rel or '.')} is not a regular file; not measured")
+        assert item.rel is not None
+        with open(os.open(item.name, _READ_FLAGS, dir_fd=item.dir_fd), "rb") as fh:
+            found.append((relative / item.rel, _bounded(fh, item.rel)))
+    return sorted(found, key=lambda named: named[0].parts)
 
 
 def _functions(tree: ast.AST) -> Iterator[tuple[str, _Function]]:

@@ -1,7 +1,8 @@
 """Result models that cross boundaries: command results, grade components and grade results.
 
 Every score is a finite float in [0, 1]; the models refuse anything else, so a NaN can never
-reach a trainer as a reward.
+reach a trainer as a reward. Every string they hold is valid UTF-8: a lone surrogate (a file
+name that is not UTF-8) becomes U+FFFD (:mod:`repogym_gym.safetext`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ import math
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from repogym_gym.safetext import safe_json
 
 __all__ = ["CommandResult", "GradeComponent", "GradeResult", "Role", "TestOutcome"]
 
@@ -20,6 +23,12 @@ TestOutcome = Literal["passed", "failed", "error", "skipped", "missing"]
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @field_validator("*")
+    @classmethod
+    def _valid_utf8(cls, v: Any) -> Any:
+        # results are written as JSON and shown to agents: every string is valid UTF-8 (safetext's rule)
+        return safe_json(v) if isinstance(v, (str, list, dict)) else v
 
 
 def _unit_interval(value: float) -> float:

@@ -7,13 +7,15 @@ observation, the rewards, and the final grade, so an episode can be audited or r
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from repogym_gym.actions import Observation
 from repogym_gym.results import GradeResult
+from repogym_gym.safetext import safe_json, safe_text
 
 __all__ = ["Trajectory", "TrajectoryStep"]
 
@@ -37,6 +39,12 @@ class TrajectoryStep(BaseModel):
     raw_action: str | None = None
     observation: Observation
     reward: float = 0.0
+
+    @field_validator("raw_action")
+    @classmethod
+    def _valid_utf8(cls, value: str | None) -> str | None:
+        # what did not parse may be any text, lone surrogates included (exports, chat messages)
+        return safe_text(value) if value is not None else None
 
 
 class Trajectory(BaseModel):
@@ -71,8 +79,16 @@ class Trajectory(BaseModel):
     truncated: bool = False
 
     def write(self, directory: Path) -> Path:
-        """Write ``<directory>/<task_id>-<episode_id>.json`` and return its path."""
+        """Write ``<directory>/<task_id>-<episode_id>.json`` (UTF-8) and return its path.
+
+        Whatever the episode held, the file is valid UTF-8 JSON: a lone surrogate in a raw action
+        becomes U+FFFD (:mod:`repogym_gym.safetext`).
+
+        Raises:
+            OSError: when the directory or the file cannot be written.
+        """
         directory.mkdir(parents=True, exist_ok=True)
         path = directory / f"{self.task_id}-{self.episode_id}.json"
-        path.write_text(self.model_dump_json(indent=1))
+        text = json.dumps(safe_json(self.model_dump(mode="json")), indent=1, ensure_ascii=False)
+        path.write_text(text, encoding="utf-8")
         return path

@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from repogym_gym.baseline import Baseline, BaselineStore, copy_tree
 from repogym_gym.changes import CarriedFile, CarryPolicy, ChangeSet, collect_changes
@@ -144,42 +146,55 @@ class Workspace:
             raise PathEscapeError(f"path {rel!r} resolves outside the repository")
         return full
 
-    def read(self, rel: str, *, max_bytes: int | None = None) -> str:
+    def _open_file(self, rel: str) -> BinaryIO:
+        """``rel`` opened for reading; a fifo, device or directory is refused, never waited on."""
+        path = self.resolve(rel)
+        try:
+            fh = open(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb")
+        except (FileNotFoundError, IsADirectoryError):
+            raise FileNotFoundError(f"no file {rel!r} in the repository") from None
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            fh.close()
+            raise FileNotFoundError(f"no file {rel!r} in the repository (it is not a regular file)")
+        return fh
+
+    def read(self, rel: str, *, max_bytes: int | None = None, errors: str = "replace") -> str:
         """Text of a file (utf-8, undecodable bytes replaced).
 
         With ``max_bytes``, a larger file gives its first and last ``max_bytes // 2`` bytes around
         a marker, and only those are read (the agent controls file sizes: a 1 GB file must not
         cost this process 2 GB).
 
+        Args:
+            rel: Path relative to the work tree.
+            max_bytes: Most bytes read (None: the whole file).
+            errors: How undecodable bytes are decoded (``"strict"`` raises instead).
+
         Raises:
             PathEscapeError: see :meth:`resolve`.
-            FileNotFoundError: when there is no such file.
+            FileNotFoundError: when there is no such regular file.
+            UnicodeDecodeError: with ``errors="strict"``, when the file is not UTF-8.
         """
-        path = self.resolve(rel)
-        if not path.is_file():
-            raise FileNotFoundError(f"no file {rel!r} in the repository")
-        with open(path, "rb") as fh:
+        with self._open_file(rel) as fh:
             size = os.fstat(fh.fileno()).st_size
             if max_bytes is None or size <= max_bytes:
-                return fh.read().decode("utf-8", errors="replace")
+                return fh.read().decode("utf-8", errors=errors)
             half = max(1, max_bytes // 2)
             head = fh.read(half)
             fh.seek(size - half)
             tail = fh.read(half)
         marker = f"\n[... {size - 2 * half} bytes of {rel} not shown ...]\n"
-        return head.decode("utf-8", errors="replace") + marker + tail.decode("utf-8", errors="replace")
+        return head.decode("utf-8", errors=errors) + marker + tail.decode("utf-8", errors=errors)
 
     def size(self, rel: str) -> int:
         """Bytes of a file of the work tree.
 
         Raises:
             PathEscapeError: see :meth:`resolve`.
-            FileNotFoundError: when there is no such file.
+            FileNotFoundError: when there is no such regular file.
         """
-        path = self.resolve(rel)
-        if not path.is_file():
-            raise FileNotFoundError(f"no file {rel!r} in the repository")
-        return path.stat().st_size
+        with self._open_file(rel) as fh:
+            return os.fstat(fh.fileno()).st_size
 
     def write(self, rel: str, content: str | bytes) -> None:
         """Create or overwrite a file (parents created), never writing through a symlink.
@@ -319,7 +334,7 @@ def _carry(repo: Path, change: CarriedFile) -> None:
     elif change.git_mode == 0o120000:
         write_file_safely(repo, change.path, b"")  # checks the parents, then replace by the link
         remove_path(target)
-        os.symlink((change.data or b"").decode(), target)
+        os.symlink(change.data or b"", os.fsencode(target))  # bytes: a target need not be UTF-8
     else:
         write_file_safely(repo, change.path, change.data or b"", 0o755 if change.git_mode == 0o100755 else 0o644)
 

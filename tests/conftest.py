@@ -17,6 +17,7 @@ import yaml
 
 from repogym_gym import workspace as workspace_module
 from repogym_gym.task import Task, load_task, load_tasks
+from repogym_gym.tree import force_rmtree
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 STARTER = REPO_ROOT / "task_suites" / "starter"
@@ -131,6 +132,17 @@ def make_task(tmp_path: Path) -> MakeTask:
         return load_task(root)
 
     return factory
+
+
+@pytest.fixture
+def deep_dir(tmp_path: Path) -> Iterator[Path]:
+    """A directory for trees thousands of levels deep, removed through descriptors at teardown:
+    pytest's own cleanup of old temporary directories recurses (shutil.rmtree) and would fail on
+    them in a later session, on this machine's shared ``/tmp/pytest-of-<user>``."""
+    path = tmp_path / "deep"
+    path.mkdir()
+    yield path
+    force_rmtree(path)
 
 
 @pytest.fixture

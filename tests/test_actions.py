@@ -242,3 +242,30 @@ def test_observation_is_strict_and_frozen() -> None:
 def test_observation_refuses_negative_counts(step: int, steps_left: int) -> None:
     with pytest.raises(ValidationError):
         Observation(text="", step=step, steps_left=steps_left)
+
+
+# -- text that is not valid Unicode ------------------------------------------------------------------
+
+SURROGATE_ACTIONS = [
+    ("read", {"path": "a\udcff.py"}, "path"),
+    ("write", {"path": "a.py", "content": "x\udcff"}, "content"),
+    ("write", {"path": "\ud800", "content": "x"}, "path"),
+    ("edit", {"path": "a.py", "old": "x", "new": "\udfff"}, "new"),
+    ("edit", {"path": "a.py", "old": "\udc80", "new": "y"}, "old"),
+    ("run", {"command": "echo \udcff"}, "command"),
+    ("list_files", {"path": "\udcff"}, "path"),
+]
+
+
+@pytest.mark.parametrize(("kind", "fields", "field"), SURROGATE_ACTIONS)
+def test_a_lone_surrogate_in_any_text_field_is_refused_naming_the_field(kind: str, fields: dict[str, str], field: str) -> None:
+    for form in ({"kind": kind, **fields}, json.dumps({"kind": kind, **fields}),
+                 {"name": kind, "arguments": json.dumps(fields)}):
+        with pytest.raises(ActionError, match=rf"invalid '{kind}' action: {field}: the text holds a lone surrogate"):
+            parse_action(form)
+
+
+def test_observation_text_is_always_valid_utf8() -> None:
+    obs = Observation(text="ls: bad\udcff.py", step=1, steps_left=0, error="\ud800")
+    assert obs.text == "ls: bad\ufffd.py" and obs.error == "\ufffd"
+    obs.model_dump_json()

@@ -409,3 +409,53 @@ def test_files_changed_lists_carried_and_rejected_but_not_ignored(trees: Trees) 
     trees.write("conftest.py", "x\n")
     trees.write("calc/__pycache__/a.pyc", "x")
     assert trees.collect().files_changed() == ["calc/__init__.py", "conftest.py"]
+
+
+# --- what the agent can make the host parse ---------------------------------------------------------
+
+
+def test_a_path_that_is_not_utf8_is_rejected_and_shown_as_valid_utf8(trees: Trees) -> None:
+    (trees.work / os.fsdecode(b"calc/bad\xff.py")).write_text("x = 1\n")
+    changes = trees.collect()
+    [rejection] = changes.rejected
+    assert rejection.rule == "bad_name" and rejection.path == "calc/bad\ufffd.py"
+    assert "b'calc/bad\\xff.py' is not valid UTF-8" in rejection.reason
+    rejection.reason.encode("utf-8")
+    assert changes.files_changed() == ["calc/bad\ufffd.py"]
+
+
+def test_a_directory_nested_past_path_max_is_rejected_not_raised(trees: Trees) -> None:
+    deep = os.open(trees.work, os.O_RDONLY)
+    for _ in range(20):
+        os.mkdir("d" * 250, dir_fd=deep)
+        child = os.open("d" * 250, os.O_RDONLY, dir_fd=deep)
+        os.close(deep)
+        deep = child
+    os.close(deep)
+    [rejection] = trees.collect().rejected
+    assert rejection.rule == "too_long" and len(rejection.path) < 200 and "1024-byte limit" in rejection.reason
+
+
+@pytest.mark.parametrize("text", [
+    "a = " + "[" * 5000 + "]" * 5000 + "\n",        # tomllib recurses per array
+    "a = " + "{b = " * 3000 + "1" + "}" * 3000 + "\n",  # and per inline table
+])
+def test_a_pyproject_too_deep_for_the_parser_is_rejected_not_raised(trees: Trees, text: str) -> None:
+    trees.write("pyproject.toml", text)
+    [rejection] = trees.collect().rejected
+    assert rejection.rule == "protected" and "[tool.pytest]" in rejection.reason
+
+
+def test_a_fifo_or_huge_sparse_pyproject_is_never_read(trees: Trees) -> None:
+    """Read in full or waited on, these held the host (a read of all its bytes; one that never returns)."""
+    (trees.work / "sub").mkdir()
+    os.mkfifo(trees.work / "sub" / "pyproject.toml")
+    with open(trees.work / "pyproject.toml", "r+b") as fh:
+        fh.truncate(100 * 1024 * 1024)
+    assert verdicts(trees.collect()) == {"sub/pyproject.toml": "special", "pyproject.toml": "protected"}
+
+
+def test_an_allowed_symlink_whose_target_is_not_utf8_is_carried_as_bytes(trees: Trees) -> None:
+    os.symlink(b"docs/x\xff.md", os.fsencode(trees.work / "link"))
+    [carried] = trees.collect(CarryPolicy(allow_symlinks=True)).carried
+    assert carried.git_mode == 0o120000 and carried.data == b"docs/x\xff.md"

@@ -173,3 +173,8 @@ def test_ansi_c_quoting_does_not_hide_a_denylisted_program() -> None:
 def test_a_comment_does_not_hide_a_denylisted_program() -> None:
     with pytest.raises(CommandRefusedError):
         check_command("echo x #'\ncurl http://x\n#'")
+
+
+def test_a_command_holding_a_nul_byte_is_refused_before_anything_starts() -> None:
+    with pytest.raises(CommandRefusedError, match="NUL byte at character 6"):
+        check_command("echo a\0b")

@@ -756,3 +756,75 @@ def test_a_failed_setup_is_reported_again_on_the_next_reset(broken_env: RepoEnv)
     broken_env.step(SUBMIT)
     _, info = broken_env.reset()
     assert "exit 3" in info["infra_error"]
+
+
+# -- nothing raises out of step() ----------------------------------------------------------------------
+
+
+class _BrokenGrader:
+    """A custom grader with a bug: it returns no component (the composite cannot even weigh it)."""
+
+    name, role = "broken", "objective"
+
+    def grade(self, ctx: Any) -> Any:
+        return None
+
+
+def test_a_grading_pipeline_that_crashes_ends_the_episode_with_infra_error_not_an_exception(tiny_task: Task) -> None:
+    from repogym_gym.graders.composite import CompositeGrader
+
+    env = RepoEnv(tiny_task, grader=CompositeGrader([_BrokenGrader()]))  # type: ignore[list-item]
+    try:
+        env.reset()
+        result = env.step({"kind": "submit"})
+    finally:
+        env.close()
+    assert result.terminated and result.reward == 0.0
+    assert result.info["infra_error"].startswith("grading crashed: AttributeError")
+
+
+def test_edit_refuses_a_file_that_is_not_utf8_instead_of_rewriting_its_bytes(started: RepoEnv) -> None:
+    (repo(started) / "data.txt").write_bytes(b"caf\xe9 = 1\nkeep\n")
+    obs = started.step({"kind": "edit", "path": "data.txt", "old": "keep", "new": "kept"}).observation
+    assert obs.error and "is not UTF-8 text (byte 3)" in obs.text
+    assert (repo(started) / "data.txt").read_bytes() == b"caf\xe9 = 1\nkeep\n"
+
+
+def test_reading_a_fifo_is_refused_without_waiting(started: RepoEnv) -> None:
+    os.mkfifo(repo(started) / "pipe")
+    began = time.monotonic()
+    obs = started.step({"kind": "read", "path": "pipe"}).observation
+    assert obs.error and "not a regular file" in obs.text and time.monotonic() - began < 5
+
+
+def test_a_raw_action_with_lone_surrogates_is_recorded_as_valid_utf8(tiny_task: Task, tmp_path: Path) -> None:
+    env = RepoEnv(tiny_task, trajectory_dir=tmp_path)
+    try:
+        env.reset()
+        bad = env.step("not json \udcff")
+        assert bad.observation.error and "parse_error" in bad.info
+        result = env.step({"kind": "submit"})
+    finally:
+        env.close()
+    text = Path(result.info["trajectory_path"]).read_text(encoding="utf-8")
+    assert "not json \ufffd" in text
+
+
+def test_reset_removes_a_workspace_holding_a_tree_3000_levels_deep(started: RepoEnv) -> None:
+    fd = os.open(repo(started), os.O_RDONLY)
+    for _ in range(3000):
+        os.mkdir("d", dir_fd=fd)
+        child = os.open("d", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = child
+    os.close(fd)
+    assert started.workspace is not None
+    old = started.workspace.root
+    started.reset()
+    assert not old.exists()
+
+
+def test_a_run_command_with_a_nul_byte_is_refused_not_raised(started: RepoEnv) -> None:
+    """Popen raised ValueError (embedded null byte) out of step()."""
+    result = run(started, "echo a\0b")
+    assert result.observation.error and "NUL byte" in result.observation.text

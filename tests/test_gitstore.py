@@ -351,3 +351,11 @@ def test_create_ignores_the_callers_global_git_config(tmp_path: Path, monkeypatc
     assert (plain / "planted.txt").exists()  # the config is live for an ordinary git call
     store = GitStore.create(tmp_path / "store.git")
     assert not (store.git_dir / "planted.txt").exists()
+
+
+def test_a_patch_with_a_lone_surrogate_is_a_patch_error_not_a_crash(tmp_path: Path) -> None:
+    """surrogateescape carries bytes read from a file; any other lone surrogate is not text at all."""
+    (tmp_path / "a.txt").write_text("x\n")
+    with pytest.raises(PatchError, match="lone surrogate at character"):
+        git_apply("--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-x\n+\ud800\n", tmp_path)
+    assert (tmp_path / "a.txt").read_text() == "x\n"

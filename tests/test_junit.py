@@ -752,3 +752,32 @@ def test_docstring_examples_run():
 
     assert results.failed == 0
     assert results.attempted >= 8
+
+
+# --- a report the code under test may have replaced ---------------------------------------------------
+
+
+def test_a_report_nested_too_deeply_is_a_parse_error_not_a_recursion_error(tmp_path: Path) -> None:
+    """junitparser walks nested suites recursively: 100,000 of them raised RecursionError, which
+    the grading pipeline took for a crash of its own (infra_error) instead of a bad report."""
+    path = tmp_path / "junit.xml"
+    n = 100_000
+    path.write_text("<testsuites>" + '<testsuite name="s">' * n + '<testcase name="t"/>' + "</testsuite>" * n + "</testsuites>")
+    with pytest.raises(JUnitParseError, match="nested too deeply"):
+        parse_junit_xml(path)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink", "oversized"])
+def test_a_report_replaced_by_a_fifo_a_symlink_or_a_huge_file_is_refused_unread(tmp_path: Path, kind: str,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "junit.xml"
+    if kind == "fifo":
+        os.mkfifo(path)  # opened for reading without O_NONBLOCK, this waits forever for a writer
+    elif kind == "symlink":
+        (tmp_path / "real.xml").write_text('<testsuite><testcase name="t"/></testsuite>')
+        os.symlink(tmp_path / "real.xml", path)
+    else:
+        monkeypatch.setattr(junit, "MAX_REPORT_BYTES", 1000)
+        path.write_text('<testsuite>' + '<testcase name="t"/>' * 100 + '</testsuite>')
+    with pytest.raises(JUnitParseError, match="cannot read|not a regular file|over 1000 bytes"):
+        parse_junit_xml(path)

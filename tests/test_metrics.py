@@ -4,6 +4,7 @@ line spans, and reading files under a repository root."""
 from __future__ import annotations
 
 import doctest
+import os
 import textwrap
 from pathlib import Path
 
@@ -319,3 +320,46 @@ def test_docstring_examples_run() -> None:
     outcome = doctest.testmod(metrics, raise_on_error=False, verbose=False)
     assert outcome.attempted >= 2
     assert outcome.failed == 0
+
+
+# --- what the code under test may leave in the grading copy ------------------------------------------
+
+
+def test_an_expression_too_deep_for_the_parser_is_a_syntax_error_naming_the_file() -> None:
+    with pytest.raises(SyntaxError, match="nested too deeply to measure") as info:
+        function_metrics("x = " + "+".join(["1"] * 100_000) + "\n", path="pkg/deep.py")
+    assert info.value.filename == "pkg/deep.py"
+
+
+def test_file_metrics_refuses_a_fifo_and_a_symlink_out_of_the_root_without_blocking(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (tmp_path / "outside.py").write_text("def leaked():\n    pass\n")
+    (root / "pkg" / "ok.py").write_text("def f():\n    pass\n")
+    os.symlink(tmp_path / "outside.py", root / "out.py")
+    with pytest.raises(OSError, match="symlink out of the repository"):
+        file_metrics(root, ["out.py"])
+    os.mkfifo(root / "pkg" / "pipe.py")
+    with pytest.raises(OSError, match="not a regular file"):
+        file_metrics(root, ["pkg"])
+
+
+def test_file_metrics_walks_a_directory_3000_levels_deep(deep_dir: Path) -> None:
+    fd = os.open(deep_dir, os.O_RDONLY)
+    for _ in range(3000):
+        os.mkdir("d", dir_fd=fd)
+        child = os.open("d", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = child
+    with open(os.open("deep.py", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd), "w") as fh:
+        fh.write("def f():\n    pass\n")
+    os.close(fd)
+    with pytest.raises(OSError, match="cannot be read"):  # nested past PATH_MAX: refused, never a RecursionError
+        file_metrics(deep_dir, ["."])
+
+
+def test_file_metrics_refuses_a_file_past_the_size_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(metrics, "MAX_SOURCE_BYTES", 100)
+    (tmp_path / "big.py").write_text("x = 1\n" * 50)
+    with pytest.raises(ValueError, match="too large to measure"):
+        file_metrics(tmp_path, ["big.py"])

@@ -161,3 +161,10 @@ def test_trajectory_write_names_the_file_after_task_and_episode(tmp_path: Path) 
     path = traj.write(tmp_path / "new" / "dir")
     assert path == tmp_path / "new" / "dir" / "tiny-calc-abc123.json"
     assert Trajectory.model_validate_json(path.read_text()) == traj
+
+
+def test_a_raw_action_is_held_as_valid_utf8() -> None:
+    step = TrajectoryStep(step=1, action=None, raw_action="<tool_call>\ud800",
+                          observation=Observation(text="Invalid action", step=1, steps_left=0))
+    assert step.raw_action == "<tool_call>\ufffd"
+    step.model_dump_json()

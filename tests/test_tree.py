@@ -258,3 +258,92 @@ def test_remove_path_removes_files_and_trees_and_ignores_missing(root: Path) -> 
     remove_path(root / "README")
     remove_path(root / "missing")
     assert list(root.iterdir()) == []
+
+
+# --- any depth, any name (the agent builds the tree) ----------------------------------------------
+
+def _chain(start: Path, depth: int, name: str = "d") -> int:
+    """Make ``depth`` nested directories ``name`` below ``start`` through descriptors; returns the
+    descriptor of the deepest one (the caller closes it)."""
+    fd = os.open(start, os.O_RDONLY)
+    for _ in range(depth):
+        os.mkdir(name, dir_fd=fd)
+        child = os.open(name, os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = child
+    return fd
+
+
+def _put(fd: int, name: str | bytes, data: bytes) -> None:
+    with open(os.open(name, os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd), "wb") as fh:
+        fh.write(data)
+
+
+def _open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_scan_tree_records_a_directory_nested_past_path_max_as_unreadable_and_never_raises(root: Path) -> None:
+    fd = _chain(root / "pkg", 20, "d" * 250)  # 5,000 bytes of path
+    _put(fd, "deep.py", b"x = 1\n")
+    os.close(fd)
+    manifest = scan_tree(root)
+    deep = {p: e for p, e in manifest.items() if p.startswith("pkg/d")}
+    assert len(deep) == 1
+    [(path, entry)] = deep.items()
+    assert entry.kind == "unreadable" and "nested past 4096 bytes" in entry.digest
+    assert len(path.encode()) <= tree_module.MAX_SCAN_PATH_BYTES + 256
+    assert manifest["pkg/mod.py"].kind == "file"
+
+
+def test_walk_tree_reaches_every_entry_3000_levels_deep_with_two_descriptors(deep_dir: Path) -> None:
+    root = deep_dir
+    fd = _chain(root, 3000)
+    _put(fd, "bottom.bin", b"z" * 10)
+    os.close(fd)
+    before = _open_fds()
+    most = 0
+    names = []
+    for item in tree_module.walk_tree(root, paths=False):
+        most = max(most, _open_fds() - before)
+        names.append(item.name)
+        assert item.error is None
+    assert names.count("d") == 3000 and "bottom.bin" in names
+    assert most <= 2
+    assert _open_fds() == before
+
+
+def test_scan_tree_keeps_a_name_that_is_not_utf8_as_its_surrogate_escape(root: Path) -> None:
+    fd = os.open(root, os.O_RDONLY)
+    _put(fd, b"bad\xff.py", b"x = 1\n")
+    os.close(fd)
+    entry = scan_tree(root)["bad\udcff.py"]
+    assert entry == Entry("file", 0o644, 6, sha(b"x = 1\n"))
+    assert os.fsencode("bad\udcff.py") == b"bad\xff.py"
+
+
+def test_a_fifo_swapped_in_after_listing_is_never_waited_on(root: Path) -> None:
+    """The walk lists, then hashes: a file replaced by a fifo in between is refused, not read."""
+    os.mkfifo(root / "pipe")
+    with pytest.raises(OSError, match="not a regular file"):
+        tree_module._hash_fd(os.open(root / "pipe", tree_module._FILE_FLAGS), "pipe")
+
+
+def test_force_rmtree_removes_a_tree_3000_deep_past_path_max_with_odd_names_and_modes(deep_dir: Path) -> None:
+    victim = deep_dir / "victim"
+    victim.mkdir()
+    fd = _chain(victim, 3000)
+    _put(fd, b"\xff\xfe", b"x")
+    os.symlink("/etc/passwd", "link", dir_fd=fd)
+    os.mkdir("locked", dir_fd=fd)
+    os.chmod(f"/proc/self/fd/{fd}", 0)
+    os.close(fd)
+    tree_module.force_rmtree(victim)
+    assert not victim.exists() and Path("/etc/passwd").exists()
+    tree_module.force_rmtree(victim)  # missing is fine
+
+
+def test_discard_tree_never_raises(tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("x")
+    assert tree_module.discard_tree(tmp_path / "f") is True and not (tmp_path / "f").exists()
+    assert tree_module.discard_tree(tmp_path / "missing") is True

@@ -484,3 +484,26 @@ def test_workspaces_without_a_store_share_the_process_wide_store(tiny_task: Task
     with Workspace.create(tiny_task) as a, Workspace.create(tiny_task) as b:
         assert a.baseline is b.baseline
         assert default_baseline_store().get(tiny_task) is a.baseline
+
+
+def test_an_allowed_symlink_whose_target_is_not_utf8_reaches_the_grading_copy(make_task: MakeTask, tmp_path: Path) -> None:
+    """The carried target is bytes; decoding it as UTF-8 raised UnicodeDecodeError out of grading."""
+    from repogym_gym.workspace import build_grading_copy
+
+    task = make_task(constraints={"allow_symlinks": True})
+    with Workspace.create(task) as ws:
+        os.symlink(b"calc/x\xff", os.fsencode(ws.path / "link"))
+        snapshot = ws.snapshot()
+        assert [c.path for c in snapshot.changes.carried] == ["link"]
+        build_grading_copy(task, ws.baseline, snapshot, tmp_path / "copy")
+    assert os.readlink(os.fsencode(tmp_path / "copy" / "link")) == b"calc/x\xff"
+
+
+def test_reading_the_workspace_refuses_what_is_not_a_regular_file(tiny_task: Task) -> None:
+    with Workspace.create(tiny_task) as ws:
+        os.mkfifo(ws.path / "pipe")
+        for rel in ("pipe", "calc"):
+            with pytest.raises(FileNotFoundError, match="no file"):
+                ws.read(rel)
+            with pytest.raises(FileNotFoundError, match="no file"):
+                ws.size(rel)

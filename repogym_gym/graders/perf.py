@@ -78,7 +78,6 @@ import json
 import math
 import re
 import secrets
-import shutil
 import tempfile
 from pathlib import Path
 
@@ -89,7 +88,7 @@ from repogym_gym.graders.perfstats import judge, perf_score, worst_case_speedup
 from repogym_gym.pyenv import command_env
 from repogym_gym.results import GradeComponent, Role
 from repogym_gym.spec import PerfSpec
-from repogym_gym.tree import write_file_safely
+from repogym_gym.tree import discard_tree, write_file_safely
 from repogym_gym.workspace import build_grading_copy
 
 __all__ = ["CANON_ENV", "CANON_PATH", "MIN_PAIRS_TO_ACCEPT", "PerfGrader", "perf_score"]
@@ -177,7 +176,7 @@ class PerfGrader:
             result = ctx.sandbox.run(["bash", "-c", perf.command], cwd=root / "repo", timeout_s=perf.timeout_s, env=env,
                                      output_limit_bytes=ctx.task.spec.limits.output_limit_bytes)
         finally:
-            shutil.rmtree(root, ignore_errors=True)
+            discard_tree(root)  # the candidate's code ran there: any depth, any name
         if result.timed_out or result.exit_code != 0:
             why = "timed out" if result.timed_out else f"exited {result.exit_code}"
             if not candidate:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from repogym_gym.dyncode import dynamic_code
 from repogym_gym.graders.base import GradingContext, component
-from repogym_gym.metrics import FunctionMetrics, parse_module, python_files, tree_metrics
+from repogym_gym.metrics import FunctionMetrics, NestedTooDeep, parse_module, python_files, read_source, tree_metrics
 from repogym_gym.results import GradeComponent, Role
 
 __all__ = ["QualityGrader"]
@@ -100,13 +100,15 @@ def _modules(repo: Path, paths: list[str], changed: list[str]) -> dict[str, ast.
     """
     try:
         required = python_files(repo, paths)
-    except (OSError, TypeError) as exc:
+    except (OSError, TypeError, ValueError) as exc:
         raise _Unmeasurable(f"cannot measure {paths}: {exc}") from None
-    required += [(rel, repo / rel) for rel in changed if rel.endswith(_SOURCE_SUFFIXES)]
     modules: dict[str, ast.Module] = {}
-    for rel, file in required:
+    for rel, data in required:
         if rel not in modules:
-            modules[rel] = _parse(rel, file, required=True)  # type: ignore[assignment]
+            modules[rel] = _parse(rel, data, required=True)  # type: ignore[assignment]
+    for rel in changed:
+        if rel.endswith(_SOURCE_SUFFIXES) and rel not in modules:
+            modules[rel] = _parse(rel, _read(repo, rel), required=True)  # type: ignore[assignment]
     for rel in changed:
         if rel in modules or rel.endswith(_NATIVE_SUFFIXES):
             continue
@@ -114,7 +116,7 @@ def _modules(repo: Path, paths: list[str], changed: list[str]) -> dict[str, ast.
             small = (repo / rel).stat().st_size <= _OPTIONAL_PARSE_LIMIT
         except OSError as exc:
             raise _Unmeasurable(f"cannot measure {rel}: {exc.strerror or exc}") from None
-        tree = _parse(rel, repo / rel, required=False) if small else None
+        tree = _parse(rel, _read(repo, rel), required=False) if small else None
         if tree is not None:
             modules[rel] = tree
     return modules
@@ -132,17 +134,21 @@ def _importable_binary(repo: Path, rel: str) -> str | None:
     return None
 
 
-def _parse(rel: str, file: Path, *, required: bool) -> ast.Module | None:
-    """The module in ``file``; None when it is not required and is not Python (binary, not parsing)."""
+def _read(repo: Path, rel: str) -> bytes:
+    """A changed file's bytes, read as :func:`repogym_gym.metrics.read_source` reads (bounded, no fifo)."""
     try:
-        data = file.read_bytes()
-    except OSError as exc:
-        raise _Unmeasurable(f"cannot measure {rel}: {exc.strerror or exc}") from None
+        return read_source(repo / rel, rel)
+    except (OSError, ValueError) as exc:
+        raise _Unmeasurable(f"cannot measure {rel}: {getattr(exc, 'strerror', None) or exc}") from None
+
+
+def _parse(rel: str, data: bytes, *, required: bool) -> ast.Module | None:
+    """The module in ``data``; None when it is not required and is not Python (binary, not parsing)."""
     try:
         return parse_module(data, rel)
+    except NestedTooDeep:  # parses or not, nobody can tell: fail closed
+        raise _Unmeasurable(f"cannot measure {rel}: nested too deep for the parser") from None
     except (SyntaxError, ValueError) as exc:
         if required:
             raise _Unmeasurable(f"cannot measure {rel}: {exc}") from None
         return None
-    except (RecursionError, MemoryError):  # parses or not, nobody can tell: fail closed
-        raise _Unmeasurable(f"cannot measure {rel}: nested too deep for the parser") from None

@@ -475,7 +475,7 @@ def mine_releases(
             source = PypiSource(type="pypi", package=package, version=version, sha256=sha256)
             tree = scratch / f"release-{index}"
             materialize_source(source, scratch, tree, cache_dir=cache)
-            paths = {rel: git_mode(e) for rel, e in scan_tree(tree).items() if e.kind != "special"}
+            paths = {rel: git_mode(e) for rel, e in scan_tree(tree).items() if e.kind in ("file", "symlink")}
             commit = store.write_commit("refs/heads/releases", files_from_manifest(tree, paths), parent=parent,
                                         deleted=sorted(previous - paths.keys()), message=f"{package} {version}\n")
             shutil.rmtree(tree)

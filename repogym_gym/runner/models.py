@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from repogym_gym.agents.registry import AgentSpec, check_agent_label
 from repogym_gym.errors import RunError, validation_summary
 from repogym_gym.results import GradeResult
+from repogym_gym.safetext import safe_json
 from repogym_gym.spec import check_task_id
 
 __all__ = ["AgentStats", "RunConfig", "RunResult", "RunSummary", "load_results", "result_path"]
@@ -90,6 +91,12 @@ class RunResult(_Model):
     @classmethod
     def _task_id(cls, value: str) -> str:
         return check_task_id(value)  # a '/' would file the result where load_results never looks
+
+    @field_validator("conversation", "agent_error", "infra_error")
+    @classmethod
+    def _valid_utf8(cls, value: Any) -> Any:
+        # a model's reply can carry lone surrogates (JSON "\\ud800"); results are written as UTF-8 JSON
+        return safe_json(value)
 
     @field_validator("agent")
     @classmethod

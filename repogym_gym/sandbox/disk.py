@@ -8,7 +8,9 @@ filesystem; the trees are walked when a filesystem has filled by ``step_bytes`` 
 ``step_bytes / 4 KiB`` inodes) since the last count, and at least every ``walk_every_s``.
 A file counts for what it allocates, its apparent size (a sparse file still costs the grader
 a full read when it hashes the tree) and at least 4 KiB (an inode: a million empty files
-exhaust a filesystem too); a hard-linked file counts once. Past the limit the command is killed;
+exhaust a filesystem too); a hard-linked file counts once. The trees are walked through
+directory descriptors, so depth and names do not matter; a tree that cannot be counted whole
+(a directory that cannot be entered) counts as over the limit. Past the limit the command is killed;
 what it writes beyond the limit is bounded by ``step_bytes`` plus what it writes between two
 calls (50 ms).
 
@@ -21,11 +23,14 @@ Example:
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import time
 from collections.abc import Iterable
 from pathlib import Path
+
+from repogym_gym.tree import walk_tree
 
 __all__ = ["DiskWatch", "tree_bytes"]
 
@@ -36,33 +41,47 @@ MIN_ENTRY_BYTES = 4096
 
 def tree_bytes(trees: Iterable[Path]) -> int:
     """What the entries under ``trees`` cost: per inode (symlinks not followed, each once) the
-    largest of its allocated bytes, its apparent size and :data:`MIN_ENTRY_BYTES`."""
+    largest of its allocated bytes, its apparent size and :data:`MIN_ENTRY_BYTES`.
+
+    Every entry counts, at any depth and under any name: the trees are walked through directory
+    descriptors (:func:`~repogym_gym.tree.walk_tree`), so a directory nested past PATH_MAX is
+    counted like any other. An entry removed while it is counted is skipped (it holds nothing
+    any more); a tree that does not exist holds nothing.
+
+    Raises:
+        OSError: when part of a tree cannot be counted (a directory that cannot be entered, one
+            moved while counted): the caller fails closed.
+    """
     seen: set[tuple[int, int]] = set()
     total = 0
-    stack = [os.fspath(t) for t in trees]
-    while stack:
-        current = stack.pop()
+    for tree in trees:
         try:
-            entries = list(os.scandir(current))
-        except OSError:
-            continue
-        for entry in entries:
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            if stat.S_ISDIR(st.st_mode):
-                stack.append(entry.path)
-            key = (st.st_dev, st.st_ino)
-            if key not in seen:
-                seen.add(key)
+            items = walk_tree(tree, skip=frozenset(), paths=False)
+            for item in items:
+                if item.error is not None or item.st is None:
+                    where = item.name or "a directory"
+                    raise OSError(getattr(item.error, "errno", None) or errno.EIO,
+                                  f"{where} under {tree} cannot be counted: {item.error}")
+                st = item.st
+                if st.st_nlink > 1 and not stat.S_ISDIR(st.st_mode):  # a hard link counts once
+                    key = (st.st_dev, st.st_ino)
+                    if key in seen:
+                        continue
+                    seen.add(key)
                 total += max(st.st_blocks * 512, st.st_size, MIN_ENTRY_BYTES)
+        except FileNotFoundError as exc:
+            if exc.filename is not None and Path(exc.filename) == Path(tree):
+                continue  # the tree itself is gone: it holds nothing
+            raise
     return total
 
 
-def _used(path: Path) -> tuple[int, int]:
-    """(bytes, inodes) in use on the filesystem of ``path``."""
-    st = os.statvfs(path)
+def _used(path: Path) -> tuple[int, int] | None:
+    """(bytes, inodes) in use on the filesystem of ``path``; None when it cannot be asked."""
+    try:
+        st = os.statvfs(path)
+    except OSError:
+        return None
     return (st.f_blocks - st.f_bfree) * st.f_frsize, st.f_files - st.f_ffree
 
 
@@ -89,17 +108,25 @@ class DiskWatch:
         self._marks = {t: _used(t) for t in self.trees}
         self._next_walk = time.monotonic() + self.walk_every_s
 
-    def __call__(self) -> str | None:
+    def _grown(self) -> bool:
+        """Whether a filesystem filled by a step since the last count (or cannot be asked: count)."""
         step_files = max(1, self.step_bytes // MIN_ENTRY_BYTES)
+        for tree, mark in self._marks.items():
+            now = _used(tree)
+            if mark is None or now is None or now[0] - mark[0] >= self.step_bytes or now[1] - mark[1] >= step_files:
+                return True
+        return False
+
+    def __call__(self) -> str | None:
+        if not self._grown() and time.monotonic() < self._next_walk:
+            return None
         try:
-            grown = any(used - mark[0] >= self.step_bytes or files - mark[1] >= step_files
-                        for t, mark in self._marks.items() for used, files in [_used(t)])
-        except OSError:
-            return None
-        if not grown and time.monotonic() < self._next_walk:
-            return None
-        held = tree_bytes(self.trees)
-        self._mark()
+            held = tree_bytes(self.trees)
+        except OSError as exc:  # fail closed: what cannot be counted counts as over the limit
+            return (f"the command's directories cannot be counted for the disk limit of "
+                    f"{self.limit_bytes // _MB} MiB (limits.disk_mb): {exc.strerror or exc}")
+        finally:
+            self._mark()
         if held > self.limit_bytes:
             return (f"the command's directories hold {held // _MB} MiB, over the disk limit of "
                     f"{self.limit_bytes // _MB} MiB (limits.disk_mb)")

@@ -237,3 +237,19 @@ def test_an_unknown_sandbox_fails_before_the_run_starts_naming_the_valid_ones(ti
     with pytest.raises(SandboxUnavailableError, match="unknown sandbox 'vm'; valid sandboxes are"):
         run_suite([tiny_task], ["golden"], out=tmp_path / "run", sandbox="vm")
     assert not (tmp_path / "run").exists()
+
+
+def test_a_model_whose_replies_hold_lone_surrogates_is_graded_and_recorded_as_utf8(tiny_task: Task, tmp_path: Path) -> None:
+    """JSON's "\\ud800" escape decodes to a lone surrogate: a reply's text and a tool call's
+    arguments can hold one. The tool call is a bad action (an error observation, not an agent
+    crash) and every file the run writes is valid UTF-8."""
+    from repogym_gym.testing import ChatServer, Reply
+
+    script = [Reply.say("thinking \ud800"), Reply.call("write", path="x.py", content="\udcff"), Reply.call("submit")]
+    with ChatServer(script) as server:
+        agent = AgentSpec(type="openai", label="fake-llm", options={"model": "m", "base_url": server.base_url})
+        [result] = run_task(tiny_task.root, agent, out=tmp_path / "out")
+    assert result.status == "graded" and result.agent_error is None and result.score == 0.0
+    assert any("lone surrogate" in str(m.get("content")) for m in result.conversation or [])
+    for path in (tmp_path / "out").rglob("*.json"):
+        path.read_text(encoding="utf-8")

@@ -59,3 +59,48 @@ def test_the_watch_counts_the_trees_periodically_when_the_filesystem_does_not_gr
     with open(tmp_path / "sparse.bin", "wb") as fh:
         fh.truncate(8 * _MB)
     assert watch() == "the command's directories hold 8 MiB, over the disk limit of 4 MiB (limits.disk_mb)"
+
+
+def _nested_past_path_max(start: Path) -> int:
+    """20 directories of 250 bytes below ``start`` (5,000 bytes of path); the deepest one's descriptor."""
+    fd = os.open(start, os.O_RDONLY)
+    for _ in range(20):
+        os.mkdir("d" * 250, dir_fd=fd)
+        child = os.open("d" * 250, os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = child
+    return fd
+
+
+def test_tree_bytes_counts_files_below_a_directory_nested_past_path_max(tmp_path: Path) -> None:
+    fd = _nested_past_path_max(tmp_path)
+    for i in range(3):
+        with open(os.open(f"f{i}", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd), "wb") as fh:
+            fh.write(b"x" * (4 * _MB))
+    os.close(fd)
+    assert tree_bytes([tmp_path]) == 12 * _MB + 20 * 4096
+
+
+def test_tree_bytes_counts_a_chain_3000_directories_deep(deep_dir: Path) -> None:
+    fd = os.open(deep_dir, os.O_RDONLY)
+    for _ in range(3000):
+        os.mkdir("d", dir_fd=fd)
+        child = os.open("d", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = child
+    os.close(fd)
+    assert tree_bytes([deep_dir]) == 3000 * 4096
+
+
+def test_a_tree_that_cannot_be_counted_fails_closed(tmp_path: Path) -> None:
+    """What cannot be counted counts as over the limit (here a tree that is not a directory)."""
+    (tmp_path / "tree").mkdir()
+    watch = DiskWatch([tmp_path / "tree"], limit_bytes=4 * _MB, walk_every_s=0.0)
+    (tmp_path / "tree").rmdir()
+    (tmp_path / "tree").write_text("not a directory")
+    stopped = watch()
+    assert stopped is not None and stopped.startswith("the command's directories cannot be counted for the disk limit of 4 MiB")
+
+
+def test_a_tree_that_is_gone_holds_nothing(tmp_path: Path) -> None:
+    assert tree_bytes([tmp_path / "missing"]) == 0

@@ -1,0 +1,58 @@
+"""Text an agent or a record receives is valid UTF-8: the one rule, in one place.
+
+Python carries bytes that are not UTF-8 as lone surrogates: a file name ``b"bad\\xff.py"``
+listed with :func:`os.scandir` is ``"bad\\udcff.py"``, and JSON's ``"\\ud800"`` escape decodes
+to a lone surrogate too. Such a string cannot be encoded as UTF-8, so it would crash whatever
+writes it (a trajectory, a result file, a tokenizer). The rule, everywhere text reaches an
+observation, ``info``, a grade or a record: **every lone surrogate becomes U+FFFD** (the
+replacement character), exactly as undecodable bytes of file content and of command output
+already do (they are decoded with ``errors="replace"``). Messages that must name such a file
+exactly quote its bytes (``b'bad\\xff.py'``), which is ASCII.
+
+Actions are the other direction: an action whose text holds a lone surrogate is refused
+(:mod:`repogym_gym.actions`), so nothing the agent sends needs repairing.
+
+Example:
+    >>> safe_text("bad\\udcff.py")
+    'bad\\ufffd.py'
+    >>> safe_json({"k\\ud800": ["ok", 1, ("x\\udcff",)]})
+    {'k\\ufffd': ['ok', 1, ('x\\ufffd',)]}
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+__all__ = ["first_surrogate", "safe_json", "safe_text"]
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def first_surrogate(text: str) -> int | None:
+    """Index of the first lone surrogate in ``text``, or None when it encodes as UTF-8."""
+    if text.isascii():
+        return None
+    match = _SURROGATE.search(text)
+    return match.start() if match else None
+
+
+def safe_text(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD (unchanged when it is valid UTF-8)."""
+    if text.isascii() or first_surrogate(text) is None:
+        return text
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def safe_json(value: Any) -> Any:
+    """``value`` (JSON-like: dicts, lists, tuples, scalars) with :func:`safe_text` applied to every
+    string, dict keys included. Other values are returned as they are."""
+    if isinstance(value, str):
+        return safe_text(value)
+    if isinstance(value, dict):
+        return {safe_text(k) if isinstance(k, str) else k: safe_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [safe_json(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(safe_json(v) for v in value)
+    return value

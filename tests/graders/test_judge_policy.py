@@ -1,0 +1,186 @@
+"""The judge's policy, operation by operation: what submission code may not do inside the judged
+process, what legitimate code (its own and the standard library's on its behalf) still may, and
+the host's refusal of any record that is not exactly the judge's.
+
+Each case runs the real runner (``python -I -S pytest_runner.py``) on a two-file tree: a grader
+test file and a submission module ``mod`` whose ``run()`` the test calls.
+"""
+
+from __future__ import annotations
+
+import dis
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from repogym_gym.graders import judge_policy
+from repogym_gym.graders.testrun import POLICY_SCRIPT, RUNNER_SCRIPT, _read_record
+
+TEST_FILE = "import mod\n\n\ndef test_runs():\n    assert mod.run() == 'ok'\n\n\ndef test_other():\n    assert 1 + 1 == 2\n"
+
+DENIED = {
+    "an audit hook": "import sys\nsys.addaudithook(lambda *a: None)",
+    "a profile hook": "import sys\nsys.setprofile(lambda *a: None)",
+    "a trace hook from a thread": ("import threading\nthreading.settrace(lambda *a: None)\n"
+                                   "t = threading.Thread(target=print)\nt.start()\nt.join()"),
+    "a heap walk": "import gc\ngc.get_objects()",
+    "the referrers of an object": "import gc\ngc.get_referrers(run)",
+    "other threads' frames": "import sys\nsys._current_frames()",
+    "a frame of its own": "import sys\nsys._getframe(1).f_globals",
+    "frames through inspect": "import inspect\ninspect.stack()",
+    "a traceback's frame": "try:\n    1 / 0\nexcept ZeroDivisionError as e:\n    e.__traceback__.tb_frame",
+    "frames through pytest's ExceptionInfo": ("import pytest, sys\ntry:\n    1 / 0\nexcept ZeroDivisionError:\n"
+                                              "    pytest.ExceptionInfo.from_current().traceback[0].frame"),
+    "a generator's frame": "def g():\n    yield 1\ng().gi_frame",
+    "a test's code swapped": "import sys\nsys.modules['test_x'].test_other.__code__ = (lambda: None).__code__",
+    "a test's defaults changed": "import sys\nsys.modules['test_x'].test_other.__defaults__ = (1,)",
+    "a function built from a test's code": "import sys, types\ntypes.FunctionType(sys.modules['test_x'].test_other.__code__, {})",
+    "code claiming a standard library file": "import os\n(lambda: 0).__code__.replace(co_filename=os.__file__)",
+    "foreign source compiled as a standard library file": "import os\ncompile('x = 1', os.__file__, 'exec')",
+    "bytecode unmarshalled": "import marshal\nmarshal.loads(marshal.dumps((lambda: 0).__code__))",
+    "ctypes": "import ctypes",
+    "the process's memory": "open('/proc/self/mem', 'rb')",
+    "a symlink into /proc": "import os, tempfile\nos.symlink('/proc/self/mem', tempfile.mktemp())",
+    "a pytest object's class": "import sys\nsys.modules['_pytest.reports'].TestReport.__bases__ = (object,)",
+}
+
+ALLOWED = {
+    "a namedtuple": "import collections\nP = collections.namedtuple('P', 'x y')\nassert P(1, 2).x == 1 and P.__module__ == 'mod'",
+    "a functional Enum": "import enum\nColor = enum.Enum('Color', 'RED GREEN')\nassert Color.RED.value == 1",
+    "a TypeVar and a dataclass": ("import dataclasses, typing\nT = typing.TypeVar('T')\n"
+                                  "@dataclasses.dataclass\nclass D:\n    x: int = 1\nassert D().x == 1"),
+    "a formatted traceback": ("import traceback\ntry:\n    1 / 0\nexcept ZeroDivisionError:\n"
+                              "    assert 'ZeroDivisionError' in traceback.format_exc()"),
+    "a logged exception": ("import io, logging\nlog = logging.getLogger('m')\nlog.addHandler(logging.StreamHandler(io.StringIO()))\n"
+                           "try:\n    1 / 0\nexcept ZeroDivisionError:\n    log.exception('boom')"),
+    "asyncio imported late": "import asyncio\nassert asyncio.run(asyncio.sleep(0, 'x')) == 'x'",
+    "its own code replaced": "def f():\n    return 1\nf.__code__ = (lambda: 2).__code__\nassert f() == 2",
+    "exec of a string": "ns = {}\nexec('y = 21 * 2', ns)\nassert ns['y'] == 42",
+    "a subprocess": "import subprocess, sys\nassert subprocess.run([sys.executable, '-c', 'print(1)'], capture_output=True).stdout == b'1\\n'",
+    "inspect.signature": "import inspect\nassert list(inspect.signature(run).parameters) == []",
+}
+
+
+def judge(tmp_path: Path, body: str, test_file: str = TEST_FILE) -> tuple[dict | None, str]:
+    """Run the runner on a tree whose ``mod.run()`` executes ``body``; (record or None, output)."""
+    tree = tmp_path / "tree"
+    (tree / "tests").mkdir(parents=True)
+    (tree / "tests" / "test_x.py").write_text(test_file)
+    (tree / "mod.py").write_text("def run():\n" + textwrap.indent(body, "    ") + "\n    return 'ok'\n")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    shutil.copyfile(RUNNER_SCRIPT, scratch / "pytest_runner.py")
+    shutil.copyfile(POLICY_SCRIPT, scratch / "judge_policy.py")
+    nonce = f"@@{secrets.token_hex(8)}@@"
+    ids = ["tests/test_x.py::test_runs", "tests/test_x.py::test_other"]
+    (scratch / "sel.json").write_text(json.dumps({"nonce": nonce, "files": ["tests/test_x.py"], "ids": ids,
+                                                 "tree": str(tree), "grader_files": ["tests/test_x.py"]}))
+    (scratch / "pytest.ini").write_text(f"[pytest]\naddopts =\npythonpath =\n    {tree}\n")
+    env = {"PATH": os.environ["PATH"], "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "HOME": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-I", "-S", str(scratch / "pytest_runner.py"), str(scratch / "sel.json"),
+                           "-c", str(scratch / "pytest.ini"), "--rootdir", str(tree), "-p", "no:cacheprovider", "-q",
+                           str(tree / "tests")], cwd=tree, env=env, capture_output=True, text=True, timeout=120)
+    record, _ = _read_record(done.stdout, nonce)
+    return record, done.stdout + done.stderr
+
+
+#: What the violation of each denied case says.
+NAMED = {
+    'an audit hook': 'sys.addaudithook',
+    'a profile hook': 'sys.setprofile',
+    'a trace hook from a thread': 'sys.settrace',
+    'a heap walk': 'gc.get_objects',
+    'the referrers of an object': 'gc.get_referrers',
+    "other threads' frames": 'sys._current_frames',
+    'a frame of its own': '_getframe',
+    'frames through inspect': '_getframe',
+    "a traceback's frame": 'tb_frame',
+    "frames through pytest's ExceptionInfo": 'tb_frame',
+    "a generator's frame": 'gi_frame',
+    "a test's code swapped": '__code__ of',
+    "a test's defaults changed": '__defaults__ of',
+    "a function built from a test's code": 'a function built from code of',
+    'code claiming a standard library file': 'code built to claim',
+    'foreign source compiled as a standard library file': "is not that file's code",
+    'bytecode unmarshalled': 'marshal.loads',
+    'ctypes': 'importing ctypes',
+    "the process's memory": '/proc/self/mem',
+    'a symlink into /proc': 'a symlink to',
+    "a pytest object's class": '__bases__ of class TestReport',
+}
+
+
+@pytest.mark.parametrize("case", list(DENIED))
+def test_submission_code_is_refused(tmp_path: Path, case: str) -> None:
+    record, output = judge(tmp_path, DENIED[case])
+    assert record is not None, output[-3000:]
+    assert any(NAMED[case] in v for v in record["violations"]), (record["violations"], output[-2000:])
+    assert not any("the judge's policy failed" in v for v in record["violations"]), record["violations"]
+
+
+@pytest.mark.parametrize("case", list(ALLOWED))
+def test_legitimate_code_still_runs(tmp_path: Path, case: str) -> None:
+    record, output = judge(tmp_path, ALLOWED[case])
+    assert record is not None, output[-3000:]
+    assert record["violations"] == [], record["violations"]
+    assert record["record"] == {"tests/test_x.py::test_runs": "passed", "tests/test_x.py::test_other": "passed"}, output[-2000:]
+
+
+def test_the_violation_names_the_operation_and_the_file(tmp_path: Path) -> None:
+    record, output = judge(tmp_path, DENIED["a heap walk"])
+    assert record is not None, output
+    assert any("gc.get_objects" in v and "mod.py" in v for v in record["violations"]), record["violations"]
+
+
+def test_a_test_module_whose_code_is_not_its_file_is_refused(tmp_path: Path) -> None:
+    """The grader's copy of a test file is read before anything runs; a module built otherwise fails."""
+    forged = TEST_FILE + "\n\ndef test_more():\n    pass\n"
+    body = (f"import sys, types\nm = types.ModuleType('test_y')\nm.__file__ = sys.modules['test_x'].__file__\n"
+            f"exec(compile({forged!r}, m.__file__, 'exec'), m.__dict__)")
+    record, output = judge(tmp_path, body)
+    assert record is not None, output
+    assert any("not the code of that file" in v for v in record["violations"]), record["violations"]
+
+
+def test_no_closure_of_the_policy_looks_up_a_global() -> None:
+    """Every name the hook uses was bound when it was installed: rebinding a builtin or a module
+    attribute later (``builtins.type = fake``) never reaches the policy's code."""
+    found: dict[str, set[str]] = {}
+    stack = [c for c in judge_policy.install.__code__.co_consts if hasattr(c, "co_code")]
+    while stack:
+        code = stack.pop()
+        stack.extend(c for c in code.co_consts if hasattr(c, "co_code"))
+        for instruction in dis.get_instructions(code):
+            if instruction.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
+                found.setdefault(instruction.argval, set()).add(code.co_name)
+    assert found == {}, found
+
+
+@pytest.mark.parametrize("payload", [
+    '{"exit_code": "1", "record": {}, "violations": []}',
+    '{"exit_code": 1, "record": {"a": "PASSED"}, "violations": []}',
+    '{"exit_code": 1, "record": {"a": "passed"}, "violations": [3]}',
+    '{"exit_code": 1, "record": [], "violations": []}',
+    '{"exit_code": 1, "record": {}, "violations": [], "tampering": []}',
+    '{"exit_code": true, "record": {}, "violations": []}',
+    "[" * 100_000 + "]" * 100_000,
+    '"just a string"',
+])
+def test_a_record_not_exactly_the_judges_is_no_record(payload: str) -> None:
+    nonce = "@@n@@"
+    record, rest = _read_record(f"before\n{nonce}{payload}{nonce}\nafter", nonce)
+    assert record is None
+    assert rest.startswith("before") and rest.endswith("after")
+
+
+def test_a_record_framed_twice_is_no_record() -> None:
+    good = '{"exit_code": 0, "record": {"t": "passed"}, "violations": []}'
+    assert _read_record(f"@@n@@{good}@@n@@", "@@n@@")[0] == json.loads(good)
+    assert _read_record(f"@@n@@{good}@@n@@@@n@@{good}@@n@@", "@@n@@")[0] is None
