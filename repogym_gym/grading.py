@@ -61,16 +61,19 @@ def confined(sandbox: Sandbox, task: Task, cache_dir: Path | None = None) -> San
 
 
 def default_grader(task: Task) -> CompositeGrader:
-    """The task type's pipeline: constraints, tests, quality (if limits are set), perf (perf tasks).
+    """The task type's pipeline: constraints, quality (if limits are set), tests, perf (perf tasks).
 
     Roles follow the task type: tests are the objective of bugfix/feature tasks and a gate
-    elsewhere; quality is the objective of refactor tasks and a gate elsewhere.
+    elsewhere; quality is the objective of refactor tasks and a gate elsewhere. Quality is
+    measured before the tests run: the code under test can rewrite the grading copy while they
+    run (a module that leaves a short version of itself behind), so only what was carried counts.
     """
     spec = task.spec
     objectives = spec.objectives()
-    graders: list = [ConstraintGrader(), TestGrader(role="objective" if "tests" in objectives else "gate")]
+    graders: list = [ConstraintGrader()]
     if spec.constraints.has_quality_limits():
         graders.append(QualityGrader(role="objective" if "quality" in objectives else "gate"))
+    graders.append(TestGrader(role="objective" if "tests" in objectives else "gate"))
     if spec.perf is not None:
         graders.append(PerfGrader())
     return CompositeGrader(graders, weights=spec.grading.weights, pass_threshold=spec.grading.pass_threshold)

@@ -105,7 +105,7 @@ def test_quality_limits_on_a_bugfix_that_hold_leave_the_score_to_the_tests(make_
     result = grade_patch(task, GOLDEN_PATCH)
     assert result.component("quality").passed is True
     assert (result.score, result.passed) == (1.0, True)
-    assert [c.name for c in result.components] == ["constraints", "tests", "quality"]
+    assert [c.name for c in result.components] == ["constraints", "quality", "tests"]
 
 
 # -- fail closed ---------------------------------------------------------------------------------------------

@@ -200,3 +200,27 @@ def test_the_original_behind_a_unicode_escape_cookie_scores_0(start: Start, refa
     violations = quality_of(result)["details"]["violations"]
     assert violations["max_function_length"] == [f"{RATES}:15 quote: 75 lines > 35"], violations
     assert violations["max_cyclomatic_complexity"] == [f"{RATES}:15 quote: 26 complexity > 8"], violations
+
+
+# -- 5. the original code that rewrites its own file while the tests run ----------------------------------
+
+SELF_REWRITE = '''
+
+import pathlib as _pathlib
+
+# Imported while the tests run in the grading copy: leave a short file behind for whatever measures it next.
+_pathlib.Path(__file__).write_text("def quote(*args):\\n    return 0\\n\\n\\ndef format_price(cents):\\n    return str(cents)\\n")
+'''
+
+
+@attack(G, "original code rewriting its own file at import, while the tests run (measured afterwards)",
+        local="score 0", confining="score 0")
+def test_the_original_that_rewrites_itself_during_the_tests_scores_0(start: Start, refactor: Task) -> None:
+    """Quality is measured before the tests run in the grading copy, so nothing the code under test
+    does to the tree can change what is measured (it scored 1.0 when quality came after the tests)."""
+    env = start(refactor)
+    write(env, RATES, original(refactor) + SELF_REWRITE)
+    result = submit(env)
+    assert_unearned_zero(result)
+    violations = quality_of(result)["details"]["violations"]
+    assert violations["max_cyclomatic_complexity"] == [f"{RATES}:13 quote: 26 complexity > 8"], violations
