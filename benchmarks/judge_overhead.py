@@ -60,7 +60,7 @@ def main() -> None:
     args = parser.parse_args()
     sandbox = make_sandbox(args.sandbox)
     store = BaselineStore()
-    real_policy = testrun.POLICY_SCRIPT
+    real_policy = testrun.POLICY_SCRIPTS
     with tempfile.TemporaryDirectory(prefix="judge-overhead-") as tmp:
         off = Path(tmp) / "no_policy" / "judge_policy.py"
         off.parent.mkdir()
@@ -84,13 +84,13 @@ def main() -> None:
                     if side == "bare":
                         sandbox.run(bare_argv, cwd=repo, timeout_s=600, env=env, output_limit_bytes=1_000_000)
                     else:
-                        testrun.POLICY_SCRIPT = off if side == "off" else real_policy
+                        testrun.POLICY_SCRIPTS = (off,) if side == "off" else real_policy
                         try:
                             run = testrun.run_tests(task.spec.tests, repo=repo, scratch=Path(tmp) / task.id / side,
                                                     baseline_tree=baseline.tree, sandbox=sandbox, timeout_s=600,
                                                     output_limit_bytes=1_000_000, extra_env=env)
                         finally:
-                            testrun.POLICY_SCRIPT = real_policy
+                            testrun.POLICY_SCRIPTS = real_policy
                         if side == "on":
                             if run.invalid:
                                 raise SystemExit(f"{task.id}: the judged golden run is invalid: {run.invalid}")

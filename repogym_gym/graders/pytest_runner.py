@@ -12,7 +12,8 @@ before anything else happens. The order of what follows is the point:
 1. the bytes of every grader-owned file (``grader_files``: the scored test files, the planted
    sentinel, every ``conftest.py``) are read, the process is made non-dumpable (no process of
    another uid, nor one without ``CAP_SYS_PTRACE``, may read or write its memory), and the judge's
-   audit hook (:func:`judge_policy.install`) is installed: the policy is in force before ``site``
+   audit hook (:func:`judge_policy.install`, with its parts ``judge_code``, ``judge_namespaces``
+   and ``judge_ledger`` beside it) is installed: the policy is in force before ``site``
    runs (hence ``-S``), before pytest is imported and before any code of the task exists here;
 2. ``site`` adds the interpreter's site-packages; pytest is imported; the runner tells the policy
    which code is pytest's, pluggy's and its own (the ``init`` event);
@@ -32,6 +33,8 @@ import os
 import sys
 
 _audit = sys.audit
+#: The policy's files, copied beside this script (``judge_policy.PARTS``).
+POLICY_PARTS = ("judge_policy.py", "judge_code.py", "judge_namespaces.py", "judge_ledger.py")
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -67,7 +70,7 @@ def _arm(selection):
         import judge_policy
     finally:
         sys.path.remove(_HERE)
-    runner_files = [os.path.abspath(__file__), os.path.abspath(judge_policy.__file__)]
+    runner_files = [os.path.abspath(__file__), *(os.path.join(_HERE, part) for part in POLICY_PARTS)]
     judge_policy.install({"nonce": selection["nonce"], "tree": tree, "grader_files": grader,
                           "scored_files": selection["files"], "scored_ids": selection["ids"],
                           "runner_files": runner_files})
@@ -120,6 +123,13 @@ def _init(plugin_class):
     import pluggy
     from _pytest.python import Function
 
+    try:  # pytest 9 reports unittest subTests (and its `subtests` fixture) as reports of their own
+        import _pytest.subtests as subtests
+
+        subtest_namespaces, subtest_type = [vars(subtests)], subtests.SubtestReport
+    except ImportError:
+        subtest_namespaces, subtest_type = [], type("NoSubtestReport", (), {})
+    add_subtest = vars(_pytest.unittest.TestCaseFunction).get("addSubTest")
     pluggy_namespaces = [vars(m) for n, m in list(sys.modules.items()) if n == "pluggy" or n.startswith("pluggy.")]
     call_and_report = _pytest.runner.call_and_report.__code__
     lambdas = [c for c in call_and_report.co_consts if hasattr(c, "co_code") and c.co_name == "<lambda>"]
@@ -127,6 +137,8 @@ def _init(plugin_class):
         "protocol_callers": [_pytest.main.pytest_runtestloop.__code__],
         "call_callers": lambdas,
         "report_callers": [call_and_report],
+        "subtest_callers": _codes_of([*subtest_namespaces, {"addSubTest": add_subtest} if add_subtest else {}]),
+        "subtest_report_type": subtest_type,
         "main_callers": _codes_of([vars(_pytest.main)]),
         "bytecode_readers": [bootstrap_external._compile_bytecode.__code__, _pytest.assertion.rewrite._read_pyc.__code__],
         "pytest_pyc_readers": [_pytest.assertion.rewrite._read_pyc.__code__],

@@ -64,8 +64,9 @@ __all__ = ["RUNNER_SCRIPT", "TestRun", "baseline_pytest_settings", "pytest_argv"
 
 #: The standalone runner script copied next to the grader's ini for every pytest run.
 RUNNER_SCRIPT = Path(__file__).with_name("pytest_runner.py")
-#: The judge's policy (an audit hook), copied beside the runner, which installs it first.
-POLICY_SCRIPT = Path(__file__).with_name("judge_policy.py")
+#: The judge's policy (an audit hook) and its parts, copied beside the runner, which installs it first.
+POLICY_SCRIPTS = tuple(Path(__file__).with_name(part) for part in
+                       ("judge_policy.py", "judge_code.py", "judge_namespaces.py", "judge_ledger.py"))
 
 #: Baseline ini keys carried into the grader's ini (everything else is dropped).
 CARRIED_INI_KEYS = (
@@ -391,7 +392,8 @@ def run_tests(
             canaries = _plant_canaries(repo, spec)
         runner = scratch / "pytest_runner.py"
         shutil.copyfile(RUNNER_SCRIPT, runner)
-        shutil.copyfile(POLICY_SCRIPT, scratch / "judge_policy.py")
+        for part in POLICY_SCRIPTS:
+            shutil.copyfile(part, scratch / part.name)
         nonce = f"@@repogym-{secrets.token_hex(16)}@@"
         selection = scratch / f"selection-{secrets.token_hex(8)}.json"
         selection.write_text(json.dumps(_selection(spec, nonce, sentinel_file, repo)))

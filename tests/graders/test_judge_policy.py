@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from repogym_gym.graders import judge_policy
-from repogym_gym.graders.testrun import POLICY_SCRIPT, RUNNER_SCRIPT, _read_record
+from repogym_gym.graders import judge_code, judge_ledger, judge_namespaces, judge_policy
+from repogym_gym.graders.testrun import POLICY_SCRIPTS, RUNNER_SCRIPT, _read_record
 
 TEST_FILE = "import mod\n\n\ndef test_runs():\n    assert mod.run() == 'ok'\n\n\ndef test_other():\n    assert 1 + 1 == 2\n"
 
@@ -77,7 +77,8 @@ def judge(tmp_path: Path, body: str, test_file: str = TEST_FILE) -> tuple[dict |
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     shutil.copyfile(RUNNER_SCRIPT, scratch / "pytest_runner.py")
-    shutil.copyfile(POLICY_SCRIPT, scratch / "judge_policy.py")
+    for part in POLICY_SCRIPTS:
+        shutil.copyfile(part, scratch / part.name)
     nonce = f"@@{secrets.token_hex(8)}@@"
     ids = ["tests/test_x.py::test_runs", "tests/test_x.py::test_other"]
     (scratch / "sel.json").write_text(json.dumps({"nonce": nonce, "files": ["tests/test_x.py"], "ids": ids,
@@ -153,7 +154,8 @@ def test_no_closure_of_the_policy_looks_up_a_global() -> None:
     """Every name the hook uses was bound when it was installed: rebinding a builtin or a module
     attribute later (``builtins.type = fake``) never reaches the policy's code."""
     found: dict[str, set[str]] = {}
-    stack = [c for c in judge_policy.install.__code__.co_consts if hasattr(c, "co_code")]
+    builders = (judge_policy._core, judge_policy._rules, judge_code.build, judge_namespaces.build, judge_ledger.build)
+    stack = [c for builder in builders for c in builder.__code__.co_consts if hasattr(c, "co_code")]
     while stack:
         code = stack.pop()
         stack.extend(c for c in code.co_consts if hasattr(c, "co_code"))

@@ -1,0 +1,171 @@
+"""The judge's rules about code: where a code object comes from, who holds a frame, which grader
+modules are the code of their files (part of :mod:`judge_policy`, standard library only).
+
+:func:`build` adds its closures to the policy's state ``J``; they look no global up (every name
+they use was bound from ``J`` when they were built), so nothing the code under test rebinds later
+reaches them.
+"""
+
+
+def build(J):  # noqa: C901, N803 - J is the policy's closure state, as in judge_policy
+    """Add ``kind_of_file``, ``is_submission``, ``submission_frame``, ``where``, ``holder_of_frames``,
+    ``compile_grader_files`` and ``verify_module`` to ``J``."""
+    _type, _id, _str, _any, _tuple, _len, _dict = J["type"], J["id"], J["str"], J["any"], J["tuple"], J["len"], J["dict"]
+    _CodeType, _ModuleType, _Exception = J["CodeType"], J["ModuleType"], J["Exception"]
+    _compile, _instance_dict = J["compile"], J["instance_dict"]
+    state, kinds, verified, keep = J["state"], J["kinds"], J["verified"], J["keep"]
+    module_codes, module_dicts, grader_bytes = J["module_codes"], J["module_dicts"], J["grader_bytes"]
+    tree, runner_files = J["tree"], J["runner_files"]
+    # Deputies: trusted functions that hand the frames they obtain on to their caller.
+    deputies = (("/inspect.py", frozenset(("currentframe", "stack", "trace", "getouterframes", "getinnerframes",
+                                           "getgeneratorlocals", "getcoroutinelocals"))),
+                ("/traceback.py", frozenset(("walk_stack", "walk_tb"))),
+                ("/logging/__init__.py", frozenset(("<lambda>",))),
+                ("/asyncio/base_tasks.py", frozenset(("_task_get_stack",))))
+    deputy_parts = ("/_pytest/_code/", "/pdb.py", "/bdb.py")
+
+    def kind_of_file(filename):
+        """"trusted" (the interpreter's installation, the runner), "grader" (a file whose bytes were
+        read first) or "submission" (everything else, made-up names like ``<string>`` included)."""
+        found = kinds.get(filename) if _type(filename) is _str else "submission"
+        if found is not None:
+            return found
+        if filename in runner_files or filename.startswith("<frozen "):
+            found = "trusted"
+        elif filename in grader_bytes:
+            found = "grader"
+        elif filename.startswith(tree) or not filename.startswith("/"):
+            found = "submission"
+        else:
+            found = "trusted" if _any(filename.startswith(root) for root in state["roots"]) else "submission"
+        if state["roots"]:
+            kinds[filename] = found
+        return found
+
+    def is_submission(code):
+        kind = kind_of_file(code.co_filename)
+        return kind == "submission" or (kind == "grader" and _id(code) not in verified)
+
+    def submission_frame(frame):
+        """The innermost frame from ``frame`` outward that runs submission code, or None."""
+        while frame is not None:
+            if is_submission(frame.f_code):
+                return frame
+            frame = frame.f_back
+        return None
+
+    def where(frame):
+        if frame is None:
+            return "(no Python caller)"
+        return f"{frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}"
+
+    def is_deputy(code):
+        filename = code.co_filename
+        if kind_of_file(filename) != "trusted":
+            return False
+        if _any(part in filename for part in deputy_parts):
+            return True
+        return _any(filename.endswith(tail) and code.co_name in names for tail, names in deputies)
+
+    def holder_of_frames(caller):
+        """Who ends up holding what ``caller`` obtains: the first frame outward that is not a deputy."""
+        frame = caller
+        while frame is not None and is_deputy(frame.f_code):
+            frame = frame.f_back
+        return frame
+
+    def compile_grader_files():
+        """At init, before any code of the task can run: what every grader file compiles to, plainly
+        and with pytest's assertion rewriting (pytest's Python code could be patched later), and the
+        names its top-level imports bind (``{name: (module, attribute or None)}``)."""
+        import ast
+
+        from _pytest.assertion.rewrite import rewrite_asserts
+
+        for filename, source in grader_bytes.items():
+            codes = []
+            try:
+                parsed = ast.parse(source, filename=filename)
+                J["imports"][filename] = _imports(ast, parsed)
+                rewrite_asserts(parsed, source, filename, None)
+                codes.append(_compile(parsed, filename, "exec", dont_inherit=True))
+            except _Exception:  # noqa: BLE001 - an unparseable file verifies nothing
+                pass
+            module_codes[filename] = codes
+
+    def _imports(ast, parsed):
+        bound, counts = {}, {}
+        for node in ast.walk(parsed):  # a name bound anywhere else in the file is not checked
+            for target in _targets(ast, node):
+                counts[target] = counts.get(target, 0) + 1
+        for node in parsed.body:
+            if _type(node) is ast.Import:
+                for alias in node.names:
+                    name = alias.asname or alias.name.split(".", 1)[0]
+                    bound[name] = (alias.name if alias.asname else name, None)
+            elif _type(node) is ast.ImportFrom and node.level == 0 and node.module:
+                for alias in node.names:
+                    if alias.name != "*":
+                        bound[alias.asname or alias.name] = (node.module, alias.name)
+        return {k: v for k, v in bound.items() if counts.get(k, 0) == 1}
+
+    def _targets(ast, node):
+        t = _type(node)
+        if t is ast.Import or t is ast.ImportFrom:
+            return [a.asname or a.name.split(".", 1)[0] for a in node.names]
+        if t is ast.Name and _type(node.ctx) is ast.Store:
+            return [node.id]
+        if t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.ClassDef:
+            return [node.name]
+        if t is ast.Global or t is ast.Nonlocal:
+            return [*node.names, *node.names]  # rebound from a function: never checked
+        return []
+
+    def any_equal(candidates, code):
+        for original in candidates:
+            if original == code:
+                return True
+        return False
+
+    def exec_globals(caller):
+        """The globals a module's code runs in, from importlib's or pytest's exec call."""
+        try:
+            local = caller.f_locals
+        except _Exception:  # noqa: BLE001
+            return None
+        module = local.get("module")
+        if _type(module) is _ModuleType:
+            return _instance_dict(module, "__dict__")
+        args = local.get("args")
+        if _type(args) is _tuple and _len(args) >= 2 and _type(args[1]) is _dict:
+            return args[1]
+        return None
+
+    def plain_code(filename):
+        """The file's bytes compiled without assertion rewriting (the C compiler: safe to do late)."""
+        try:
+            return _compile(grader_bytes[filename], filename, "exec", dont_inherit=True)
+        except _Exception:  # noqa: BLE001
+            return None
+
+    def verify_module(code, caller):
+        """Whether a grader module's code equals what its bytes compile to (its nested code is then verified)."""
+        candidates = module_codes.get(code.co_filename, ())
+        if not any_equal(candidates, code):
+            candidates = (plain_code(code.co_filename),)
+        for original in candidates:
+            if original == code:  # code equality: bytecode, constants, names, lines (not the filename)
+                stack = [code]
+                while stack:
+                    c = stack.pop()
+                    verified[_id(c)] = c
+                    stack.extend(k for k in c.co_consts if _type(k) is _CodeType)
+                namespace = exec_globals(caller)
+                if namespace is not None:
+                    keep.append(namespace)
+                    module_dicts[_id(namespace)] = code.co_filename
+                return True
+        return False
+
+    J.update(kind_of_file=kind_of_file, is_submission=is_submission, submission_frame=submission_frame, where=where,
+             holder_of_frames=holder_of_frames, compile_grader_files=compile_grader_files, verify_module=verify_module)

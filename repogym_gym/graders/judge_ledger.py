@@ -1,0 +1,275 @@
+"""The judge's ledger: test items bound at collection, outcomes accepted only from pytest's own flow,
+and the record the hook writes at the end (part of :mod:`judge_policy`).
+
+:func:`build` adds ``on_runner`` (the runner's ``repogym.judge`` events) to the policy's state ``J``;
+no closure here looks a global up.
+"""
+
+
+def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
+    """Add ``on_runner`` to ``J``."""
+    _type, _id, _str, _int, _tuple, _list, _map, _any, _len, _sorted, _frozenset, _ValueError = (
+        J["type"], J["id"], J["str"], J["int"], J["tuple"], J["list"], J["map"], J["any"], J["len"], J["sorted"],
+        J["frozenset"], J["ValueError"])
+    _FunctionType, _classmethod, _staticmethod = J["FunctionType"], J["classmethod"], J["staticmethod"]
+    _instance_dict, _class_dict, _class_mro, _get_ident, _write, _exit = (
+        J["instance_dict"], J["class_dict"], J["class_mro"], J["get_ident"], J["write"], J["exit"])
+    state, kinds, keep, items, ledger, violations = J["state"], J["kinds"], J["keep"], J["items"], J["ledger"], J["violations"]
+    # items: id(item) -> [item, node id, function, its state, ran, MRO of its test class]
+    nonce, scored_ids, scored_files, main_ident = J["nonce"], J["scored_ids"], J["scored_files"], J["main_ident"]
+    verified, module_dicts = J["verified"], J["module_dicts"]
+    violate, name_of, key_text, where = J["violate"], J["name_of"], J["key_text"], J["where"]
+    kind_of_file, submission_frame, compile_grader_files = J["kind_of_file"], J["submission_frame"], J["compile_grader_files"]
+    check_verdict_path, accept_change, check_everything = J["check_verdict_path"], J["accept_change"], J["check_everything"]
+    watch_module, hook_impls, plain_function = J["watch_module"], J["hook_impls"], J["plain_function"]
+    rank = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
+    escapes = {i: "\\u%04x" % i for i in (*range(0x20), *range(0xD800, 0xE000))}
+    escapes.update({ord('"'): '\\"', ord("\\"): "\\\\"})
+    watched_hooks = ("pytest_runtest_protocol", "pytest_runtest_setup", "pytest_runtest_call", "pytest_runtest_teardown",
+                     "pytest_runtest_makereport", "pytest_runtest_logreport", "pytest_pyfunc_call", "pytest_fixture_setup",
+                     "pytest_fixture_post_finalizer", "pytest_report_teststatus", "pytest_runtest_logstart",
+                     "pytest_runtest_logfinish", "pytest_exception_interact", "pytest_sessionfinish",
+                     "pytest_runtestloop", "pytest_assertion_pass", "pytest_warning_recorded")
+    method_names = {}  # id(class) -> names its MRO binds to functions (what an instance attribute could hide)
+
+    def cell_id(cell):
+        try:
+            return _id(cell.cell_contents)
+        except _ValueError:
+            return None
+
+    def function_state(function):
+        cells = function.__closure__
+        return (function.__code__, _id(function.__defaults__), _id(function.__kwdefaults__),
+                _tuple(_map(cell_id, cells)) if cells else None, _tuple(function.__dict__))
+
+    def shadowed(obj):
+        """Instance attributes of ``obj`` (of a trusted class) that hide a method of its class."""
+        t = _type(obj)
+        names = method_names.get(_id(t))
+        if names is None:
+            names = _frozenset(k for c in _class_mro(t) for k, v in _list(_class_dict(c).items())
+                               if _type(v) is _FunctionType or _type(v) is _classmethod or _type(v) is _staticmethod)
+            method_names[_id(t)] = names
+        return [k for k in _list(_instance_dict(obj, "__dict__")) if k in names]
+
+    def scored(node_id):
+        return node_id in scored_ids or node_id.split("::", 1)[0] in scored_files
+
+    def bind_item(item, node_id):
+        """Bind a collected item to its node id and its function, which must be verified grader code."""
+        if _type(node_id) is not _str or _id(item) in items:
+            return f"a collected test was reported twice or with a non-string id ({key_text(node_id)})"
+        if not _any(_type(item) is t for t in state["codes"]["item_types"]):
+            return None if not scored(node_id) else f"{node_id}: a test item of type {name_of(item)}"
+        obj = _instance_dict(item, "__dict__").get("_obj")
+        function = plain_function(obj)
+        if function is None:
+            return None if not scored(node_id) else f"{node_id}: its test object is not a function"
+        classes = _class_mro(_type(obj.__self__)) if _type(obj) is J["MethodType"] else ()
+        code = function.__code__
+        if _id(code) not in verified:
+            return None if not scored(node_id) else (
+                f"{node_id}: its function ({code.co_filename}:{code.co_qualname}) is not code of a verified test file")
+        for marker in ("place_as", "compat_co_firstlineno", "__wrapped__"):
+            if marker in function.__dict__:
+                return f"{node_id}: its function carries {marker!r}"
+        keep.append(item)
+        items[_id(item)] = [item, node_id, function, function_state(function), False, classes]
+        if _id(function.__globals__) in module_dicts:
+            watch_module(function.__globals__)
+        return None
+
+    def pytest_caller(caller):
+        """The first frame below ``caller`` that is not pluggy's (who called the hook)."""
+        frame = caller.f_back
+        while frame is not None and _id(frame.f_code) in state["codes"]["pluggy"]:
+            frame = frame.f_back
+        return frame
+
+    def from_pytest(caller, expected):
+        """Why ``caller`` is not the runner's code called by pluggy called by one of ``expected``, or None."""
+        frame = pytest_caller(caller)
+        if frame is None or not _any(_id(frame.f_code) in state["codes"][key] for key in expected.split("|")):
+            return f"the runner's {caller.f_code.co_name} was not called by pytest's own flow ({where(frame)})"
+        if _get_ident() != main_ident:
+            return "an event of the runner came from another thread"
+        bad = submission_frame(caller)
+        if bad is not None:
+            return f"an event of the runner was raised while submission code ran ({where(bad)})"
+        return None
+
+    def outcome_of(when, outcome):
+        if _type(outcome) is not _str:
+            return "error"
+        if when == "call":
+            return outcome if outcome in ("passed", "failed", "skipped") else "error"
+        if outcome == "passed":
+            return None
+        return "skipped" if outcome == "skipped" else "error"
+
+    def record(node_id, outcome):
+        if scored(node_id):
+            old = ledger.get(node_id)
+            if old is None or rank[outcome] > rank[old]:
+                ledger[node_id] = outcome
+
+    def on_init(args, caller):
+        if state["codes"] is not None or state["armed"] or caller is None or \
+                kind_of_file(caller.f_code.co_filename) != "trusted":
+            return "the runner's init came twice, late or from elsewhere"
+        runner_codes, pluggy_codes, pytest_codes, roots = args
+        state["roots"] = _tuple(r.rstrip("/") + "/" for r in roots)
+        kinds.clear()
+        keep.extend((runner_codes, pluggy_codes, pytest_codes))
+        codes = {"runner": {_id(c): c for c in runner_codes}, "pluggy": {_id(c): c for c in pluggy_codes}}
+        for key, value in pytest_codes.items():
+            codes[key] = {_id(c): c for c in value} if key.endswith(("_callers", "_readers")) else value
+        state["codes"] = codes
+        compile_grader_files()
+        return None
+
+    def on_collected(found):
+        if _type(found) is not _list:
+            return "a collection event without its list of (item, node id) pairs"
+        for pair in found:
+            if _type(pair) is not _tuple or _len(pair) != 2:
+                return "a collection event without its list of (item, node id) pairs"
+        for item, node_id in found:
+            problem = bind_item(item, node_id)
+            if problem:
+                violate(problem)
+        return None
+
+    def on_hooks(relay):
+        if _type(relay) is not state["codes"]["hook_relay_type"]:
+            return f"the hook relay is a {name_of(relay)}"
+        state["relay"] = relay
+        keep.append(relay)
+        hook_impls(None)  # every implementation of every hook, once, as collection ends
+        state["impls"] = hook_impls(watched_hooks)
+        return None
+
+    def on_begin(item):
+        bound = items.get(_id(item))
+        if bound is None or bound[4]:
+            state["current"], state["item"], state["phases"] = None, None, None
+            return None if bound is None else f"{bound[1]} was run twice"
+        bound[4] = True
+        state["current"], state["item"], state["phases"] = bound[1], item, []
+        return None
+
+    def on_end():
+        if state["current"] is not None and "call" not in state["phases"] and "skipped" not in state["phases"]:
+            record(state["current"], "error")  # set up and never called: not a pass
+        state["current"], state["item"], state["phases"] = None, None, None
+        return None
+
+    def on_call(item):
+        if state["current"] is None:
+            return None
+        bound = items[_id(state["item"])]
+        if item is not state["item"] or plain_function(_instance_dict(item, "__dict__").get("_obj")) is not bound[2]:
+            violate(f"{bound[1]}: the function called is not the one collected")
+        hidden = shadowed(item)
+        if hidden:
+            violate(f"{bound[1]}: its item's {', '.join(_map(key_text, hidden))} hidden by an instance attribute")
+        return None
+
+    def on_subtest(report, node_id, when, outcome, caller):
+        """A unittest ``subTest`` (or pytest ``subtests``) report, logged by pytest during the call: a
+        failing subtest fails its test; a passing one proves nothing about it."""
+        if _type(report) is not state["codes"]["subtest_report_type"] or _type(node_id) is not _str \
+                or node_id != state["current"] or _type(when) is not _str or when != "call" \
+                or "call" in state["phases"]:
+            return f"a subtest report for {key_text(node_id)} ({key_text(when)}) arrived out of order"
+        if outcome_of(when, outcome) in ("failed", "error"):
+            record(node_id, "failed")
+        return None
+
+    def on_report(report, node_id, when, outcome, caller):
+        if state["current"] is None:
+            return None
+        if _id(pytest_caller(caller).f_code) in state["codes"]["subtest_callers"]:
+            return on_subtest(report, node_id, when, outcome, caller)
+        if _type(report) is not state["codes"]["report_type"]:
+            return f"a report of type {name_of(report)} was logged"
+        if _type(node_id) is not _str or node_id != state["current"] or _type(when) is not _str \
+                or when not in ("setup", "call", "teardown") or when in state["phases"]:
+            return f"a report for {key_text(node_id)} ({key_text(when)}) arrived out of order"
+        state["phases"].append(when)
+        outcome = outcome_of(when, outcome)
+        if when == "call" and outcome == "passed":  # the one report that can make a pass: check before it counts
+            bound = items[_id(state["item"])]
+            if function_state(bound[2]) != bound[3]:
+                violate(f"{bound[1]}: its function's code, defaults, closure or attributes changed")
+            check_verdict_path(bound[2].__globals__, bound[5])
+            if hook_impls(watched_hooks) != state.get("impls"):
+                violate("the implementations of pytest's run-test hooks changed after collection")
+        if outcome == "skipped":
+            state["phases"].append("skipped")
+        if outcome is not None:
+            record(node_id, outcome)
+        return None
+
+    def on_runner(op, args, caller):  # noqa: PLR0911 - one branch per runner event
+        """Handle one ``repogym.judge`` event; a string says why it was refused (a violation)."""
+        if _type(op) is not _str:
+            return f"a runner event named by a {name_of(op)}"
+        if op == "init":
+            return on_init(args, caller)
+        codes = state["codes"]
+        if codes is None or caller is None or _id(caller.f_code) not in codes["runner"]:
+            return f"a runner event ({op}) came from {where(caller)}"
+        if op == "finish":
+            if submission_frame(caller) is not None or _get_ident() != main_ident:
+                return "the finish event came from elsewhere"
+            if not state.get("checked"):
+                violate("the session never finished (no final check ran)")
+            return finish(args[0])
+        if op == "collect_error":
+            if _type(args[0]) is _str:
+                for test_id in scored_ids:
+                    if test_id.split("::", 1)[0] == args[0]:
+                        record(test_id, "error")
+            return None
+        if op == "monkeypatch":
+            if submission_frame(caller) is not None:
+                return "pytest's monkeypatch was used by code of the submission"
+            if _type(args[0]) is not _list:
+                return "a monkeypatch event without its list of owners"
+            for owner in args[0]:
+                accept_change(owner)
+            return None
+        expected = {"collected": "main_callers", "hooks": "main_callers", "sessionfinish": "main_callers",
+                    "begin": "protocol_callers", "end": "protocol_callers", "call": "call_callers",
+                    "report": "report_callers|subtest_callers"}.get(op)
+        if expected is None:
+            return f"an unknown runner event {op}"
+        why = from_pytest(caller, expected)
+        if why:
+            return why
+        if op == "sessionfinish":
+            state["checked"] = True
+            check_everything()
+            hook_impls(None)
+            return None
+        if op == "report":
+            return on_report(*args, caller) if _len(args) == 4 else "a report event without its four values"
+        handler = {"collected": on_collected, "hooks": on_hooks, "begin": on_begin, "call": on_call}.get(op)
+        return on_end() if op == "end" else handler(args[0])
+
+    def finish(exit_code):
+        state["finished"] = True
+        code = exit_code if _type(exit_code) is _int else 3
+        record_json = ", ".join(f"{jstr(k)}: {jstr(v)}" for k, v in _sorted(ledger.items()))
+        payload = f'{{"exit_code": {code}, "record": {{{record_json}}}, "violations": [{", ".join(_map(jstr, violations))}]}}'
+        data = ("\n" + nonce + payload + nonce + "\n").encode("utf-8")
+        while data:
+            data = data[_write(1, data):]
+        _exit(code)
+
+    def jstr(text):
+        return '"' + text.translate(escapes) + '"'
+
+    J.update(on_runner=on_runner)

@@ -1,0 +1,272 @@
+"""The judge's snapshots: what the verdict depends on that no audit event guards (class attributes,
+module globals, pluggy's hook implementations), compared (part of :mod:`judge_policy`).
+
+:func:`build` adds its closures to the policy's state ``J``; none looks a global up.
+"""
+
+
+def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
+    """Add ``take_snapshot``, ``check_verdict_path``, ``accept_change``, ``check_everything``,
+    ``watch_module``, ``hook_impls`` and ``from_submission`` to ``J``.
+
+    The verdict path is compared before every pass, so the comparison is flat: per group (the
+    trusted verdict path; each test module with its classes) one ``map`` over every code-like
+    entry, identity by ``operator.is_``, and the sizes of the namespaces; only a group that
+    differs is compared entry by entry to name what changed (data entries may change freely there,
+    except into code of the submission, which the end's check of everything names).
+    """
+    _type, _id, _len, _str, _tuple, _list, _zip, _map, _any, _enumerate, _callable = (
+        J["type"], J["id"], J["len"], J["str"], J["tuple"], J["list"], J["zip"], J["map"], J["any"], J["enumerate"],
+        J["callable"])
+    _FunctionType, _MethodType, _ModuleType = J["FunctionType"], J["MethodType"], J["ModuleType"]
+    _partial, _property, _classmethod, _staticmethod = J["partial"], J["property"], J["classmethod"], J["staticmethod"]
+    _instance_dict, _class_dict, _class_qualname, _modules = J["instance_dict"], J["class_dict"], J["class_qualname"], J["modules"]
+    state, watched, everything = J["state"], J["watched"], J["everything"]
+    protected_classes, protected_modules, module_dicts = J["protected_classes"], J["protected_modules"], J["module_dicts"]
+    verified, violate, name_of, key_text, violations = J["verified"], J["violate"], J["name_of"], J["key_text"], J["violations"]
+    kind_of_file, is_submission = J["kind_of_file"], J["is_submission"]
+    _is, _all, _dict_get, _referents = J["is_"], J["all"], J["dict_get"], J["get_referents"]
+    groups = {}  # group key -> {"rows": [row], "fast": flat tuple or None}
+    verdict_path = frozenset(("_pytest", "pytest", "pluggy", "unittest", "builtins", "__main__", "judge_policy",
+                              "judge_code", "judge_namespaces", "judge_ledger"))
+    watched_modules = set()
+
+    def real_dict(mapping):
+        """A class's own dict behind its mappingproxy (so the flat check can use ``dict.get``)."""
+        if _type(mapping) is J["dict"]:
+            return mapping
+        found = _referents(mapping)
+        return found[0] if _len(found) == 1 and _type(found[0]) is J["dict"] else None
+
+    def add_row(key, snap):
+        group = groups.setdefault(key, {"rows": [], "fast": None})
+        group["rows"].append(snap)
+        group["fast"] = None
+
+    def flat(group):
+        """(dicts, keys, values) of every code-like entry of the group's rows, and (dicts, sizes)."""
+        dicts, keys, values, owners, sizes = [], [], [], [], []
+        for snap in group["rows"]:
+            mapping = real_dict(snap[2])
+            if mapping is None:
+                continue
+            owners.append(mapping)
+            sizes.append(snap[5])
+            for key, was_code in _zip(snap[3], snap[6]):
+                if was_code:
+                    dicts.append(mapping)
+                    keys.append(key)
+                    values.append(mapping.get(key))
+        return _tuple(dicts), _tuple(keys), _tuple(values), _tuple(owners), _tuple(sizes)
+
+    def check_group(key):
+        """Compare one group before a pass: flat first, entry by entry only when it differs."""
+        group = groups.get(key)
+        if group is None:
+            return
+        if group["fast"] is None:
+            group["fast"] = flat(group)
+        dicts, keys, values, owners, sizes = group["fast"]
+        if _all(_map(_is, _map(_dict_get, dicts, keys), values)) and _tuple(_map(_len, owners)) == sizes:
+            return
+        before = _len(violations)
+        compare(group["rows"], identity=True)
+        if _len(violations) == before:  # data came and went (unittest's class cleanups...): take it as it is now
+            group["rows"] = [rebase(snap) for snap in group["rows"]]
+            group["fast"] = None
+
+    def rebase(snap):
+        """``snap`` as its namespace is now, each key keeping what it was (code stays code-checked)."""
+        label, owner, mapping, keys, ids, size, code_like = snap
+        was = J["dict"](_zip(keys, code_like))
+        now = row(label, owner, mapping)
+        now[6] = _tuple(was.get(k, flag) for k, flag in _zip(now[3], now[6]))
+        return now
+
+    def check_verdict_path(namespace, classes):
+        """Before a pass: the trusted verdict path, the test's module and the test classes of its MRO."""
+        check_group("core")
+        check_group(_id(namespace))
+        for cls in classes:
+            check_group(_id(cls))
+
+    def row(label, owner, mapping, flags=True):
+        """[label, owner, mapping, keys, ids, size, which values are code-like (``flags``; else all False)]."""
+        keys = _tuple(mapping)
+        values = _tuple(_map(mapping.get, keys))
+        code_like = _tuple(_map(is_code_like, values)) if flags else (False,) * _len(keys)
+        return [label, owner, mapping, keys, _tuple(_map(_id, values)), _len(keys), code_like]
+
+    def module_namespace_of(module):
+        if _type(module) is not _ModuleType:
+            return None
+        namespace = _instance_dict(module, "__dict__")
+        filename = namespace.get("__file__")
+        if filename is not None and (_type(filename) is not _str or kind_of_file(filename) != "trusted"):
+            return None
+        return namespace
+
+    def take_snapshot():
+        """Every trusted module and the classes it defines, as they are before task code runs."""
+        for name, module in _list(_modules.items()):
+            namespace = module_namespace_of(module)
+            if namespace is None or _type(name) is not _str:
+                continue
+            protected_modules[_id(module)] = module
+            on_path = name.split(".", 1)[0] in verdict_path
+            snap = row(f"module {name}", module, namespace, on_path)
+            everything.append(snap)
+            if on_path:
+                watched.append(snap)
+                add_row("core", snap)
+            for value in _list(namespace.values()):
+                if _type(value) is _type and _class_dict(value).get("__module__") == name:
+                    protected_classes[_id(value)] = value
+                    snap = row(f"class {name}.{_class_qualname(value)}", value, _class_dict(value), on_path)
+                    everything.append(snap)
+                    if on_path:
+                        watched.append(snap)
+                        add_row("core", snap)
+        state["modules"] = {name: _id(m) for name, m in _list(_modules.items()) if _id(m) in protected_modules}
+
+    def is_code_like(value):
+        """Replacing ``value`` changes what runs (decided without running any of its code)."""
+        t = _type(value)
+        return _callable(value) or t is _ModuleType or _class_dict(t).get("__get__") is not None
+
+    def own_code(cls):
+        return _any(_type(v) is _FunctionType and is_submission(v.__code__) for v in _list(_class_dict(cls).values()))
+
+    def from_submission(value, depth=0):
+        """Whether ``value`` is, or wraps, code of the submission."""
+        t = _type(value)
+        if depth > 8:
+            return True
+        if t is _FunctionType:
+            return is_submission(value.__code__)
+        if t is _MethodType or t is _classmethod or t is _staticmethod:
+            return from_submission(value.__func__, depth + 1)
+        if t is _property:
+            return _any(p is not None and from_submission(p, depth + 1) for p in (value.fget, value.fset, value.fdel))
+        if t is _partial:
+            return from_submission(value.func, depth + 1)
+        if t is _type:
+            return _id(value) not in protected_classes and own_code(value)
+        if t is _ModuleType or _id(t) in protected_classes or not is_code_like(value):
+            return False
+        return own_code(t)
+
+    def compare(rows, identity):
+        """Report what changed in ``rows``: code replaced by anything (``identity``), or code of the
+        submission anywhere (data the snapshot held, a hook slot that was None, may become trusted code)."""
+        for snap in rows:
+            label, owner, mapping, keys, ids, size, code_like = snap
+            if _tuple(_map(_id, _map(mapping.get, keys))) != ids:
+                for key, before, was_code in _zip(keys, ids, code_like):
+                    value = mapping.get(key)
+                    if _id(value) != before and ((identity and was_code) or from_submission(value)):
+                        violate(f"{label}: {key_text(key)} was replaced (now a {name_of(value)})")
+            if _len(mapping) != size:
+                for key in _list(mapping):
+                    if _type(key) is not _str:
+                        violate(f"{label}: a key of type {name_of(key)} was added")
+                    elif key not in keys:
+                        value = mapping.get(key)
+                        if (identity and _type(owner) is _type and is_code_like(value)) or from_submission(value):
+                            violate(f"{label}: {key} was added (a {name_of(value)})")
+
+    def accept_change(owner):
+        """Take ``owner``'s namespace as it is now (a monkeypatch made by grader code)."""
+        for rows in (watched, everything, *(g["rows"] for g in groups.values())):
+            for i, snap in _enumerate(rows):
+                if snap[1] is owner or snap[2] is owner:
+                    rows[i] = row(snap[0], snap[1], snap[2])
+        for group in groups.values():
+            group["fast"] = None
+
+    def check_everything():
+        """At the end: the snapshot, and no trusted module (one loaded late included) holds submission code."""
+        compare(watched, identity=True)
+        on_path = J["set"](_map(_id, watched))
+        compare([snap for snap in everything if _id(snap) not in on_path], identity=False)
+        for name, module in _list(_modules.items()):
+            namespace = module_namespace_of(module)
+            if namespace is None or _id(module) in protected_modules:
+                continue
+            for key, value in _list(namespace.items()):
+                if _type(value) is not _type and _type(value) is not _ModuleType and from_submission(value):
+                    violate(f"module {key_text(name)}: {key_text(key)} holds code of the submission")
+        for name, ident in state["modules"].items():
+            if _id(_modules.get(name)) != ident:
+                violate(f"sys.modules[{name!r}] was replaced")
+
+    def watch_module(namespace):
+        """A verified test module, at its first collected test: its top-level imports must bind what
+        its source says (a submission rebinding ``pytest`` or ``raises`` in it is caught), then its
+        namespace and the classes its own code defines are watched like the verdict path."""
+        if _id(namespace) in watched_modules:
+            return
+        watched_modules.add(_id(namespace))
+        label = module_dicts[_id(namespace)]
+        for name, (module_name, attribute) in J["imports"].get(label, {}).items():
+            module = _modules.get(module_name)
+            if _type(module) is not _ModuleType or _type(name) is not _str:
+                continue
+            expected = module if attribute is None else _instance_dict(module, "__dict__").get(attribute, namespace)
+            if namespace.get(name, namespace) is not expected and expected is not namespace:
+                violate(f"test module {label}: {name} is not the {module_name}{'.' + attribute if attribute else ''} "
+                        "its import statement bound")
+            known = state["modules"].get(module_name)
+            if known is not None and known != _id(module):
+                violate(f"test module {label}: sys.modules[{module_name!r}] was replaced before it was imported")
+        snap = row(f"test module {label}", namespace, namespace)
+        watched.append(snap)
+        add_row(_id(namespace), snap)
+        for value in _list(namespace.values()):
+            if _type(value) is _type and _id(value) not in protected_classes:
+                functions = [v for v in _list(_class_dict(value).values()) if _type(v) is _FunctionType]
+                if functions and _any(_id(f.__code__) in verified for f in functions):
+                    protected_classes[_id(value)] = value
+                    snap = row(f"test class {_class_qualname(value)}", value, _class_dict(value))
+                    watched.append(snap)
+                    add_row(_id(value), snap)
+
+    def plain_function(obj):
+        if _type(obj) is _MethodType:
+            obj = obj.__func__
+        return obj if _type(obj) is _FunctionType else None
+
+    def hook_impls(names):
+        """(name, ids of the implementations, ids of their functions) of pluggy's hooks, each
+        implementation checked to be pytest's, a plugin's or a verified conftest's as it is read."""
+        codes, relay = state["codes"], state.get("relay")
+        if relay is None:
+            return ()
+        callers = _instance_dict(relay, "__dict__")
+        rows = []
+        for name in (names if names is not None else _list(callers)):
+            caller = callers.get(name)
+            if caller is None:
+                continue
+            if _type(caller) is not codes["hook_caller_type"]:
+                violate(f"pluggy's hook {key_text(name)} was replaced by a {name_of(caller)}")
+                continue
+            impls = codes["hookimpls_of"](caller)
+            if _type(impls) is not J["list"]:
+                violate(f"pluggy's hook {key_text(name)} has a {name_of(impls)} of implementations")
+                continue
+            functions = []
+            for impl in impls:
+                function = codes["function_of"](impl) if _type(impl) is codes["hook_impl_type"] else None
+                plain = plain_function(function)
+                if plain is None or is_submission(plain.__code__):
+                    found = plain.__code__.co_filename if plain is not None else f"a {name_of(function)}"
+                    violate(f"an implementation of {key_text(name)} is not pytest's, a plugin's or a verified "
+                            f"conftest's ({found})")
+                functions.append(_id(function))
+            rows.append((name, _tuple(_map(_id, impls)), _tuple(functions)))
+        return _tuple(rows)
+
+    J.update(take_snapshot=take_snapshot, check_verdict_path=check_verdict_path, compare=compare, accept_change=accept_change, check_everything=check_everything,
+             watch_module=watch_module, hook_impls=hook_impls, from_submission=from_submission,
+             plain_function=plain_function)
