@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from repogym_gym.actions import Observation
+from repogym_gym.private import write_private
 from repogym_gym.results import GradeResult
 
 __all__ = ["Trajectory", "TrajectoryStep"]
@@ -71,8 +72,9 @@ class Trajectory(BaseModel):
     truncated: bool = False
 
     def write(self, directory: Path) -> Path:
-        """Write ``<directory>/<task_id>-<episode_id>.json`` and return its path."""
-        directory.mkdir(parents=True, exist_ok=True)
-        path = directory / f"{self.task_id}-{self.episode_id}.json"
-        path.write_text(self.model_dump_json(indent=1))
+        """Write ``<directory>/<task_id>-<episode_id>.json`` and return its path; the file is mode
+        0600 and the directories made for it 0700 (it holds the episode's patch: see
+        :mod:`repogym_gym.private`)."""
+        path = Path(directory) / f"{self.task_id}-{self.episode_id}.json"
+        write_private(path, self.model_dump_json(indent=1))
         return path
