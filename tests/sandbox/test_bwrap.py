@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from repogym_gym.errors import SandboxError, SandboxUnavailableError
+from repogym_gym.errors import SandboxError, SandboxUnavailableError, UnconfinedWarning
 from repogym_gym.sandbox import LocalSandbox, Sandbox, default_sandbox, make_sandbox
 from repogym_gym.sandbox import bwrap as bwrap_module
 from repogym_gym.sandbox.bwrap import BubblewrapSandbox, _shared_pool
@@ -374,7 +374,12 @@ def test_default_sandbox_confines_untrusted_agents_where_bwrap_runs(monkeypatch:
     assert isinstance(default_sandbox(trusted=True), LocalSandbox)
     assert isinstance(default_sandbox(trusted=False), BubblewrapSandbox)
     monkeypatch.setenv("PATH", str(tmp_path))
-    assert isinstance(default_sandbox(trusted=False), LocalSandbox)
+    assert isinstance(default_sandbox(trusted=True), LocalSandbox)  # a trusted agent: no warning
+    with pytest.warns(UnconfinedWarning, match=r"local sandbox, a guardrail and not a boundary: no confining sandbox "
+                                               r"runs on this machine \(bwrap: bwrap, prlimit, setpriv not found on PATH"):
+        assert isinstance(default_sandbox(trusted=False), LocalSandbox)
+    with pytest.warns(UnconfinedWarning):
+        assert isinstance(make_sandbox("auto"), LocalSandbox)
 
 
 def test_bwrap_docstring_examples_run() -> None:
