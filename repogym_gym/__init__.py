@@ -24,6 +24,7 @@ from repogym_gym.errors import (
     SetupError,
     TaskNotFoundError,
     TaskSpecError,
+    UnconfinedWarning,
     WorkspaceError,
 )
 from repogym_gym.graders import (
@@ -82,6 +83,7 @@ __all__ = [
     "TaskSpecError",
     "TaskValidation",
     "TestGrader",
+    "UnconfinedWarning",
     "Workspace",
     "WorkspaceError",
     "__version__",

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from repogym_gym.errors import PatchError, SetupError, WorkspaceError
 from repogym_gym.gitstore import BASELINE_REF, GitStore, files_from_manifest, git_apply
-from repogym_gym.pyenv import command_env, ensure_env
+from repogym_gym.pyenv import command_env, ensure_env, grader_env
 from repogym_gym.sandbox import LocalSandbox, Sandbox
 from repogym_gym.sources import materialize
 from repogym_gym.task import Task
@@ -70,7 +70,8 @@ class Baseline:
         store: Bare git store holding ``commit``.
         commit: The baseline commit id.
         manifest: Relative path -> Entry for every path of ``tree``.
-        python_env: The task's Python environment (``repo.env``), or None for the grader's own.
+        python_env: The Python environment the task's commands run in: its own (``repo.env``),
+            else the grader's test environment (:func:`~repogym_gym.pyenv.grader_env`).
     """
 
     task_id: str
@@ -163,7 +164,8 @@ class BaselineStore:
                 raise WorkspaceError(f"task {task.id!r}: cannot materialise its source into {tree}: {exc}") from None
             self._apply_patches(task, tree)
             env_dir = self._python_env(task)
-            self._run_setup(task, tree, env_dir)
+            # setup is trusted and runs on the host: a task without an environment of its own keeps the host's
+            self._run_setup(task, tree, env_dir if task.spec.repo.env is not None else None)
             manifest = scan_tree(tree)
             specials = sorted(p for p, e in manifest.items() if e.kind == "special")
             if specials:
@@ -182,9 +184,9 @@ class BaselineStore:
             raise
         return Baseline(task.id, task.fingerprint, entry / "tree", GitStore(entry / "git"), commit, manifest, env_dir)
 
-    def _python_env(self, task: Task) -> Path | None:
+    def _python_env(self, task: Task) -> Path:
         env = task.spec.repo.env
-        return None if env is None else ensure_env(env.requirements, cache_dir=self.cache_dir)
+        return grader_env(self.cache_dir) if env is None else ensure_env(env.requirements, cache_dir=self.cache_dir)
 
     @staticmethod
     def _apply_patches(task: Task, tree: Path) -> None:

@@ -29,11 +29,12 @@ Example:
 from __future__ import annotations
 
 import logging
+import os
 import re
 import secrets
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -47,9 +48,9 @@ from repogym_gym.errors import PathEscapeError, RepoGymError, SandboxError, Setu
 from repogym_gym.graders.composite import CompositeGrader
 from repogym_gym.graders.testrun import run_tests
 from repogym_gym.grading import confined, grade_workspace
-from repogym_gym.results import GradeResult
+from repogym_gym.results import CommandResult, GradeResult
 from repogym_gym.safetext import safe_json
-from repogym_gym.sandbox import LocalSandbox, Sandbox
+from repogym_gym.sandbox import Sandbox, make_sandbox
 from repogym_gym.task import Task
 from repogym_gym.trajectory import Trajectory, TrajectoryStep
 from repogym_gym.tree import discard_tree
@@ -122,7 +123,9 @@ class RepoEnv:
 
     Args:
         task: The task.
-        sandbox: Where Run/Test commands and grading run (default LocalSandbox). One with
+        sandbox: Where Run/Test commands and grading run (default ``make_sandbox("auto")``:
+            bubblewrap where it runs, else the local sandbox with an
+            :class:`~repogym_gym.errors.UnconfinedWarning`). One with
             ``open(tree)`` and ``release(tree)`` methods (Docker: a container per episode) is
             handed the workspace after ``reset`` made it and gets it back before it is removed.
         store: Baseline cache (default: the process-wide one).
@@ -148,7 +151,7 @@ class RepoEnv:
         grader: CompositeGrader | None = None,
     ) -> None:
         self.task = task
-        self.sandbox = sandbox or LocalSandbox()
+        self.sandbox = sandbox or make_sandbox("auto")
         self.store = store
         # what commands and grading run in: the task's secrets hidden where the sandbox can hide them
         self._sandbox = confined(self.sandbox, task, store.cache_dir if store is not None else None)
@@ -266,6 +269,37 @@ class RepoEnv:
         if self._infra_error is not None:
             return self._finish(obs, None, None, info, terminated=True)
         return self._finish(obs, None, _DRIVER, info, truncated=True)
+
+    def run_command(self, argv: Sequence[str], *, timeout_s: float, env: Mapping[str, str] | None = None,
+                    output_limit_bytes: int = 64_000, writable: Sequence[str | os.PathLike[str]] = ()) -> CommandResult:
+        """Run ``argv`` (no shell) in the workspace through the episode's sandbox, as Run actions run:
+        confined to the task (in a confining sandbox), the task's Python environment first on PATH.
+
+        For an agent that drives an external program (:class:`~repogym_gym.agents.ShellAgent`);
+        the command is not a step and is not recorded in the trajectory.
+
+        Args:
+            argv: Program and arguments.
+            timeout_s: Seconds before the command is killed.
+            env: Variables on top of the sandbox's allowlist (a tool's API key, say).
+            output_limit_bytes: Bytes of stdout and of stderr kept (head and tail).
+            writable: More directories the command may write (a directory holding its input).
+
+        Raises:
+            EpisodeError: when no episode is running or its workspace could not be made.
+            SandboxError: when the sandbox cannot run the command.
+        """
+        if self._state != "running" or self.workspace is None or self._infra_error is not None:
+            raise EpisodeError(f"run_command() needs a running episode with a workspace (state {self._state!r}"
+                               + (f", {self._infra_error}" if self._infra_error else "") + ")")
+        return self._sandbox.run(list(argv), cwd=self.workspace.path, timeout_s=timeout_s,
+                                 env={**command_env(self.workspace.baseline.python_env), **(env or {})},
+                                 output_limit_bytes=output_limit_bytes, writable=writable)
+
+    @property
+    def sandbox_name(self) -> str:
+        """The name of the sandbox the episode's commands and grading run in (``local``, ``bwrap`` ...)."""
+        return self._sandbox.name
 
     def close(self) -> None:
         """Remove the workspace; idempotent."""

@@ -27,6 +27,12 @@ and ``except RepoGymError`` both work::
     └── RunError                              a results directory or run file that cannot be used
 
 Messages name the field and the value, and say what to do.
+
+Warnings (``warnings.warn``, never raised on purpose) have their own small tree::
+
+    RepoGymWarning (UserWarning)
+    └── UnconfinedWarning                     an untrusted agent's commands run in the local
+                                              sandbox, a guardrail and not a boundary
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ __all__ = [
     "PatchError",
     "PathEscapeError",
     "RepoGymError",
+    "RepoGymWarning",
     "RunError",
     "SandboxError",
     "SandboxUnavailableError",
@@ -53,6 +60,7 @@ __all__ = [
     "TaskError",
     "TaskNotFoundError",
     "TaskSpecError",
+    "UnconfinedWarning",
     "WorkspaceError",
     "validation_summary",
 ]
@@ -136,6 +144,15 @@ class AgentInfraError(RepoGymError, ConnectionError):
 
 class RunError(RepoGymError):
     """A run's results directory or a results file that cannot be read or resumed."""
+
+
+class RepoGymWarning(UserWarning):
+    """The root of repogym_gym's warnings."""
+
+
+class UnconfinedWarning(RepoGymWarning):
+    """An untrusted agent's commands run in the local sandbox (the host user's own processes):
+    pass ``sandbox="auto"`` (bubblewrap where it runs) or ``"bwrap"``/``"docker"`` to confine them."""
 
 
 #: Longest value quoted by :func:`validation_summary`, characters.

@@ -20,7 +20,6 @@ Example:
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -31,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from repogym_gym.conversation import trajectory_messages
 from repogym_gym.errors import RunError, validation_summary
 from repogym_gym.gym.tools import tool_schema
+from repogym_gym.private import private_writer
 from repogym_gym.results import Role
 from repogym_gym.runner.models import RunResult, Status, load_results, result_path
 from repogym_gym.trajectory import Trajectory
@@ -165,7 +165,8 @@ def write_jsonl(results: Iterable[RunResult], results_dir: Path, dest: Path | Te
     """Write the export lines of ``results`` (in the order given) to ``dest``; return lines written.
 
     A file is written whole or not at all (a temporary beside it, renamed at the end), so a
-    corrupt trajectory never leaves half a dataset behind.
+    corrupt trajectory never leaves half a dataset behind; it is mode 0600 and the directories
+    made for it 0700 (it holds every episode's patch: see :mod:`repogym_gym.private`).
 
     Raises:
         RunError: when an episode's messages cannot be recovered, or ``dest`` cannot be written.
@@ -178,19 +179,14 @@ def write_jsonl(results: Iterable[RunResult], results_dir: Path, dest: Path | Te
             count += 1
         dest.flush()
         return count
-    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
     count = 0
     try:
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        with tmp.open("w", encoding="utf-8") as fh:
+        with private_writer(dest) as fh:  # every patch of the run: 0600, in directories made 0700
             for record in records:
                 fh.write(record.model_dump_json() + "\n")
                 count += 1
-        tmp.replace(dest)
     except OSError as exc:
         raise RunError(f"{dest}: cannot write the export: {exc.strerror or exc}") from None
-    finally:
-        tmp.unlink(missing_ok=True)
     return count
 
 

@@ -26,23 +26,26 @@ from repogym_gym.graders import CompositeGrader, ConstraintGrader, GradingContex
 from repogym_gym.graders.composite import combine
 from repogym_gym.graders.testrun import pycache_dir
 from repogym_gym.hiding import secret_paths
+from repogym_gym.pyenv import env_dir, grader_env_dir
 from repogym_gym.results import GradeComponent, GradeResult
 from repogym_gym.sandbox import LocalSandbox, Sandbox
 from repogym_gym.task import Task
 from repogym_gym.tree import discard_tree
 from repogym_gym.workspace import Snapshot, Workspace, build_grading_copy
 
-__all__ = ["confined", "default_grader", "grade_patch", "grade_snapshot", "grade_workspace"]
+__all__ = ["confined", "default_grader", "grade_patch", "grade_snapshot", "grade_workspace", "task_python_env"]
 
 
 def confined(sandbox: Sandbox, task: Task, cache_dir: Path | None = None) -> Sandbox:
     """``sandbox`` narrowed to ``task``, when it can be (it has a ``scoped`` method, as bubblewrap does).
 
-    Commands then cannot read the task directory (hidden tests, golden patch), the suite around
-    it, the git checkout holding either, a git source on this machine (see
-    :func:`~repogym_gym.hiding.secret_paths`), nor the cache (baselines, sources with their
-    history); the cache's Python environments and the grader's bytecode cache stay readable,
-    and the task's ``limits`` apply, and in Docker its ``environment.image``. Grading copies
+    A confining sandbox shows an allowlist (see :mod:`repogym_gym.sandbox.bwrap`); to it this
+    adds, read-only, the task's own Python environment (or the grader's test environment, for a
+    task without one) and the grader's bytecode cache, never the cache's other environments.
+    In case any of them lies under a shown directory, it hides the task directory (hidden tests,
+    golden patch), the suite around it, the git checkout holding either, a git source on this
+    machine (see :func:`~repogym_gym.hiding.secret_paths`) and the cache (baselines, sources
+    with their history). The task's ``limits`` apply, and in Docker its ``environment.image``. Grading copies
     hidden tests in before its commands run, so it needs none of the hidden originals. Other
     sandboxes are returned unchanged.
 
@@ -57,7 +60,14 @@ def confined(sandbox: Sandbox, task: Task, cache_dir: Path | None = None) -> San
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     hide = [task.root, cache, *secret_paths(task)[1:]]
     image = {"image": task.spec.environment.image} if task.spec.environment.image and sandbox.name == "docker" else {}
-    return scoped(hide=hide, reveal=[cache / "envs", pycache_dir()], limits=task.spec.limits, **image)
+    return scoped(hide=hide, reveal=[task_python_env(task, cache), pycache_dir()], limits=task.spec.limits, **image)
+
+
+def task_python_env(task: Task, cache_dir: Path) -> Path:
+    """Where ``task``'s commands find their Python environment under ``cache_dir`` (nothing is built):
+    its own (``repo.env``), else the grader's test environment."""
+    env = task.spec.repo.env
+    return env_dir(env.requirements, cache_dir=cache_dir) if env is not None else grader_env_dir(cache_dir)
 
 
 def default_grader(task: Task) -> CompositeGrader:

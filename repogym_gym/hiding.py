@@ -1,7 +1,9 @@
 """What a confining sandbox must hide from a task's commands: every place on disk that holds its answer.
 
-A confining sandbox (bubblewrap) shows the host read-only, so "hide the task directory" is not
-enough: the answer of a task also sits
+A confining sandbox shows an allowlist (system directories, a minimal interpreter, the task's
+Python environment, the workspace), so none of these places is normally in sight; they are
+hidden too, in case one lies under a shown directory (a suite installed under ``/usr/share``,
+say), since "hide the task directory" alone is not enough: the answer of a task also sits
 
 - in the **suite** around the task (the other tasks' hidden tests and golden patches: with
   ``RepoGym/Suite-v0`` the agent meets them all, so reading one now is reading its answer later);

@@ -7,29 +7,44 @@ lives at ``<cache>/envs/<key>/`` and the code under test is imported from the tr
 test runner's ``pythonpath``. Commands of such a task run with ``<env>/bin`` first on PATH, so
 ``python`` in a test or setup command means the environment's interpreter.
 
+A task without ``repo.env`` runs in the grader's own test environment (:func:`grader_env`):
+a venv holding pytest and the packages pytest requires, nothing else, so its commands never
+import a package of the host (another release of the package under test, say) and a confining
+sandbox can show it whole.
+
 Example:
     >>> env = ensure_env(["pytest==8.3.3"], cache_dir=default_cache_dir())   # doctest: +SKIP
+    >>> grader_env(default_cache_dir()).name.startswith("grader-")           # doctest: +SKIP
+    True
 """
 
 from __future__ import annotations
 
 import fcntl
 import hashlib
+import importlib.metadata
 import json
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
-from pathlib import Path
+import sysconfig
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path, PurePosixPath
 
 from repogym_gym.errors import SetupError
 from repogym_gym.sandbox.base import scrubbed_env
 
-__all__ = ["ENV_READY_MARKER", "command_env", "ensure_env", "env_key"]
+__all__ = ["ENV_READY_MARKER", "GRADER_ENV_PACKAGES", "command_env", "ensure_env", "env_dir", "env_key", "grader_env",
+           "grader_env_dir"]
 
 ENV_READY_MARKER = ".repogym-ready"
 _INSTALL_TIMEOUT_S = 900
+#: What the grader's own test environment holds (with what these require, and nothing else).
+GRADER_ENV_PACKAGES = ("pytest",)
+#: Bumped whenever :func:`grader_env` changes how it builds the environment.
+_GRADER_ENV_VERSION = 1
 
 
 def env_key(requirements: Sequence[str], python: str = sys.executable) -> str:
@@ -52,24 +67,127 @@ def ensure_env(requirements: Sequence[str], *, cache_dir: Path, python: str = sy
     Raises:
         SetupError: naming the requirements and quoting pip when the install fails.
     """
-    root = cache_dir / "envs"
-    root.mkdir(parents=True, exist_ok=True)
-    env_dir = root / env_key(requirements, python)
-    with open(root / f"{env_dir.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if (env_dir / ENV_READY_MARKER).is_file():
-            return env_dir
-        shutil.rmtree(env_dir, ignore_errors=True)
-        try:
-            _run([python, "-m", "venv", str(env_dir)], "create the virtualenv")
+    target = env_dir(requirements, cache_dir=cache_dir, python=python)
+    with _building(target) as build:
+        if build:
+            _run([python, "-m", "venv", str(target)], "create the virtualenv")
             if requirements:
-                _run([str(env_dir / "bin" / "python"), "-m", "pip", "install", "--no-input", "-q", *requirements],
+                _run([str(target / "bin" / "python"), "-m", "pip", "install", "--no-input", "-q", *requirements],
                      f"install {list(requirements)}")
-        except SetupError:
-            shutil.rmtree(env_dir, ignore_errors=True)
+            (target / ENV_READY_MARKER).write_text(json.dumps(list(requirements)))
+    return target
+
+
+def env_dir(requirements: Sequence[str], *, cache_dir: Path, python: str = sys.executable) -> Path:
+    """Where :func:`ensure_env` keeps the environment for ``requirements`` (nothing is built)."""
+    return cache_dir / "envs" / env_key(requirements, python)
+
+
+@contextmanager
+def _building(target: Path) -> Iterator[bool]:
+    """Hold ``target``'s lock; yield True when it must be built (it is then empty), False when it is
+    ready. A build that raises leaves nothing behind."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.parent / f"{target.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (target / ENV_READY_MARKER).is_file():
+            yield False
+            return
+        shutil.rmtree(target, ignore_errors=True)
+        try:
+            yield True
+        except BaseException:
+            shutil.rmtree(target, ignore_errors=True)
             raise
-        (env_dir / ENV_READY_MARKER).write_text(json.dumps(list(requirements)))
-    return env_dir
+
+
+def _closure(names: Sequence[str]) -> list[importlib.metadata.Distribution]:
+    """The installed distributions ``names`` need on this interpreter (their requirements, markers
+    evaluated, extras left out), in a stable order.
+
+    Raises:
+        SetupError: naming a required distribution that is not installed.
+    """
+    from packaging.requirements import Requirement  # pytest's own dependency
+    from packaging.utils import canonicalize_name
+
+    found: dict[str, importlib.metadata.Distribution] = {}
+    todo = list(names)
+    while todo:
+        name = canonicalize_name(todo.pop(0))
+        if name in found:
+            continue
+        try:
+            dist = importlib.metadata.distribution(name)
+        except importlib.metadata.PackageNotFoundError:
+            raise SetupError(f"the grader's test environment needs {name!r}, which is not installed for "
+                             f"{sys.executable}; install repogym_gym's dependencies (pip install repogym_gym)") from None
+        found[name] = dist
+        for text in dist.requires or []:
+            req = Requirement(text)
+            if req.marker is None or req.marker.evaluate({"extra": ""}):
+                todo.append(req.name)
+    return [found[n] for n in sorted(found)]
+
+
+def grader_env_dir(cache_dir: Path) -> Path:
+    """Where :func:`grader_env` keeps the grader's test environment (nothing is built).
+
+    Raises:
+        SetupError: when a distribution it needs is not installed.
+    """
+    pins = [(d.metadata["Name"], d.version) for d in _closure(GRADER_ENV_PACKAGES)]
+    version = ".".join(map(str, sys.version_info[:3]))
+    key = hashlib.sha256(json.dumps([version, pins, _GRADER_ENV_VERSION]).encode()).hexdigest()[:16]
+    return cache_dir / "envs" / f"grader-{key}"
+
+
+def grader_env(cache_dir: Path) -> Path:
+    """The grader's own test environment, for tasks without ``repo.env`` (built once, under a lock).
+
+    A venv of the base interpreter (no pip, no setuptools) holding :data:`GRADER_ENV_PACKAGES`
+    and what they require, copied file by file (from each distribution's ``RECORD``, bytecode
+    and scripts left out) from the distributions the grader itself runs: the same versions,
+    and no network.
+
+    Args:
+        cache_dir: Cache root; the environment lives in ``cache_dir/envs/grader-<key>``, the key
+            naming the interpreter version and every copied distribution's version.
+
+    Returns:
+        The environment directory (its interpreter is ``<dir>/bin/python``).
+
+    Raises:
+        SetupError: when a needed distribution is missing or lists no files, or the venv
+            cannot be made.
+    """
+    target = grader_env_dir(cache_dir)
+    with _building(target) as build:
+        if build:
+            _run([sys.executable, "-m", "venv", "--without-pip", str(target)], "create the grader's test environment")
+            site = Path(sysconfig.get_path("purelib", vars={"base": str(target), "platbase": str(target)}))
+            copied = []
+            for dist in _closure(GRADER_ENV_PACKAGES):
+                _copy_distribution(dist, site)
+                copied.append(f"{dist.metadata['Name']}=={dist.version}")
+            (target / ENV_READY_MARKER).write_text(json.dumps(copied))
+    return target
+
+
+def _copy_distribution(dist: importlib.metadata.Distribution, site: Path) -> None:
+    if dist.files is None:
+        raise SetupError(f"cannot copy {dist.metadata['Name']} into the grader's test environment: its RECORD "
+                         "lists no files; reinstall it with pip")
+    for record in dist.files:
+        rel = PurePosixPath(str(record))
+        if ".." in rel.parts or "__pycache__" in rel.parts or rel.is_absolute():
+            continue  # scripts live outside site-packages; bytecode is the grader's cache's business
+        source = Path(dist.locate_file(record))
+        if not source.is_file():
+            continue
+        dest = site / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, dest)
 
 
 def _run(argv: list[str], what: str) -> None:
@@ -83,9 +201,9 @@ def _run(argv: list[str], what: str) -> None:
         raise SetupError(f"could not {what} (exit {proc.returncode}):\n{tail}")
 
 
-def command_env(env_dir: Path | None) -> dict[str, str]:
-    """Environment variables that make commands use ``env_dir`` ({} when there is none)."""
-    if env_dir is None:
+def command_env(env: Path | None) -> dict[str, str]:
+    """Environment variables that make commands use the environment ``env`` ({} when there is none)."""
+    if env is None:
         return {}
     path = scrubbed_env()["PATH"]
-    return {"PATH": f"{env_dir / 'bin'}{os.pathsep}{path}", "VIRTUAL_ENV": str(env_dir)}
+    return {"PATH": f"{env / 'bin'}{os.pathsep}{path}", "VIRTUAL_ENV": str(env)}

@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from repogym_gym.actions import Observation
+from repogym_gym.private import write_private
 from repogym_gym.results import GradeResult
 from repogym_gym.safetext import safe_json, safe_text
 
@@ -82,13 +83,12 @@ class Trajectory(BaseModel):
         """Write ``<directory>/<task_id>-<episode_id>.json`` (UTF-8) and return its path.
 
         Whatever the episode held, the file is valid UTF-8 JSON: a lone surrogate in a raw action
-        becomes U+FFFD (:mod:`repogym_gym.safetext`).
+        becomes U+FFFD (:mod:`repogym_gym.safetext`). The file is mode 0600 and the directories
+        made for it 0700 (it holds the episode's patch: see :mod:`repogym_gym.private`).
 
         Raises:
             OSError: when the directory or the file cannot be written.
         """
-        directory.mkdir(parents=True, exist_ok=True)
-        path = directory / f"{self.task_id}-{self.episode_id}.json"
-        text = json.dumps(safe_json(self.model_dump(mode="json")), indent=1, ensure_ascii=False)
-        path.write_text(text, encoding="utf-8")
+        path = Path(directory) / f"{self.task_id}-{self.episode_id}.json"
+        write_private(path, json.dumps(safe_json(self.model_dump(mode="json")), indent=1, ensure_ascii=False))
         return path

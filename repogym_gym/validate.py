@@ -7,7 +7,12 @@ A task is sound when (design doc 001, "Verification is a separate, explicit comm
 2. ``noop``: the empty submission scores exactly 0;
 3. ``golden``: the golden patch passes with score exactly 1;
 4. ``repeatable``: ``repeats`` golden grades are identical (score, verdicts, per-test outcomes);
-5. no grade hit an infrastructure error.
+5. ``answer_hidden``: no file visible inside the sandbox an untrusted agent's episodes of the
+   task get holds the golden version of a file the golden patch changes
+   (:func:`~repogym_gym.answers.scan_for_answers`: ``diff`` against it would hand over the
+   patch); where no confining sandbox runs, the check says so and passes, since such a machine
+   confines no agent at all;
+6. no grade hit an infrastructure error.
 
 Example:
     >>> report = validate_task(load_task("task_suites/starter/parse-duration"))   # doctest: +SKIP
@@ -22,11 +27,12 @@ from collections.abc import Callable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from repogym_gym.answers import scan_for_answers
 from repogym_gym.baseline import BaselineStore
-from repogym_gym.errors import TaskNotFoundError
+from repogym_gym.errors import RepoGymError, SandboxUnavailableError, TaskNotFoundError
 from repogym_gym.grading import grade_patch
 from repogym_gym.results import GradeResult
-from repogym_gym.sandbox import Sandbox
+from repogym_gym.sandbox import Sandbox, make_sandbox
 from repogym_gym.task import Task
 
 __all__ = ["TaskValidation", "ValidationCheck", "validate_task"]
@@ -48,7 +54,7 @@ class TaskValidation(BaseModel):
     Attributes:
         task_id: The task.
         ok: Every check passed.
-        checks: baseline, noop, golden, repeatable (in that order).
+        checks: baseline, noop, golden, repeatable, answer_hidden (in that order).
         noop_score: Score of the empty submission.
         golden_scores: Score of each golden grade.
         duration_s: Seconds spent validating.
@@ -90,6 +96,39 @@ def _baseline_check(task: Task, noop: GradeResult) -> ValidationCheck:
     return ValidationCheck(name="baseline", ok=True, message=counts)
 
 
+def _answer_check(task: Task, store: BaselineStore | None, sandbox: Sandbox | None) -> ValidationCheck:
+    """The ``answer_hidden`` check, in ``sandbox`` if it confines, else in the sandbox an untrusted
+    agent's episodes of the task get (its ``environment.sandbox``, else ``auto``)."""
+    name = "answer_hidden"
+    owned = sandbox is None or sandbox.name == "local"
+    if owned:
+        wanted = task.spec.environment.sandbox or "auto"
+        try:
+            sandbox = make_sandbox(wanted) if wanted != "auto" else make_sandbox("bwrap")
+        except SandboxUnavailableError as exc:
+            return ValidationCheck(name=name, ok=True, message=f"not checked: no confining sandbox runs here ({exc}); "
+                                   "untrusted agents cannot be confined on this machine either")
+    assert sandbox is not None
+    try:
+        scan = scan_for_answers(task, sandbox, store=store)
+    except RepoGymError as exc:
+        return ValidationCheck(name=name, ok=False, message=f"could not scan the {sandbox.name} sandbox: {exc}")
+    finally:
+        if owned:
+            sandbox.close()
+    if scan.error:
+        return ValidationCheck(name=name, ok=False, message=scan.error)
+    if scan.copies:
+        shown = "; ".join(f"{c.golden} at {c.found}" for c in scan.copies[:5])
+        more = f" (and {len(scan.copies) - 5} more)" if len(scan.copies) > 5 else ""
+        return ValidationCheck(name=name, ok=False, message=(
+            f"the golden version of a changed file is visible inside the {scan.sandbox} sandbox: {shown}{more}; "
+            "an agent diffing against it reads the answer (remove the copy from the host or the image)"))
+    return ValidationCheck(name=name, ok=True, message=(
+        f"no copy of {len(scan.golden_files)} golden file(s) among {scan.scanned} files visible in the "
+        f"{scan.sandbox} sandbox ({scan.duration_s:.1f} s)"))
+
+
 def validate_task(
     task: Task,
     *,
@@ -98,13 +137,15 @@ def validate_task(
     sandbox: Sandbox | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> TaskValidation:
-    """Run the noop grade and ``repeats`` golden grades and check the task is sound.
+    """Run the noop grade and ``repeats`` golden grades, scan for visible answers, and check the task is sound.
 
     Args:
         task: The task.
         repeats: Golden grades to run (>= 1); all must be identical.
         store: Baseline cache (default: the process-wide one).
-        sandbox: Where commands run (default: LocalSandbox).
+        sandbox: Where commands run (default: LocalSandbox); a confining one (bubblewrap,
+            Docker) is also where the answer scan runs, which otherwise uses the task's
+            ``environment.sandbox``, else bubblewrap.
         progress: Called with a short label before each grade (for progress bars).
 
     Raises:
@@ -138,6 +179,8 @@ def validate_task(
         message=f"{repeats} golden grades identical" if len(distinct) == 1
         else f"{len(distinct)} different outcomes in {repeats} golden grades: {[g.summary() for g in goldens]}",
     ))
+    say("answer scan")
+    checks.append(_answer_check(task, store, sandbox))
     return TaskValidation(
         task_id=task.id, ok=all(c.ok for c in checks), checks=checks, noop_score=noop.score,
         golden_scores=[g.score for g in goldens], duration_s=time.monotonic() - start,

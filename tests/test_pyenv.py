@@ -12,7 +12,7 @@ import pytest
 
 from repogym_gym.errors import SetupError
 from repogym_gym.grading import grade_patch
-from repogym_gym.pyenv import ENV_READY_MARKER, command_env, ensure_env, env_key
+from repogym_gym.pyenv import ENV_READY_MARKER, command_env, ensure_env, env_key, grader_env, grader_env_dir
 from tests.conftest import CALC_SOURCE, GOLDEN_PATCH, MakeTask
 
 PYTEST_PIN = f"pytest=={__import__('pytest').__version__}"
@@ -113,3 +113,50 @@ def test_a_patch_that_does_not_apply_is_a_setup_error(make_task: MakeTask, tmp_p
 
     with pytest.raises(SetupError, match="repo.patches 'bug.patch' does not apply"):
         BaselineStore(tmp_path / "cache").get(load_task(task.root))
+
+
+def test_the_grader_env_holds_pytest_and_what_it_requires_and_nothing_else(env_cache: Path) -> None:
+    import importlib.metadata
+
+    env = grader_env(env_cache)
+    assert env == grader_env_dir(env_cache) and env.name.startswith("grader-")
+    stamp = (env / ENV_READY_MARKER).stat().st_mtime_ns
+    assert grader_env(env_cache) == env and (env / ENV_READY_MARKER).stat().st_mtime_ns == stamp  # built once
+    code = ("import importlib.metadata as m, sys; "
+            "print(sys.prefix); print(sorted((d.metadata['Name'].lower(), d.version) for d in m.distributions()))")
+    prefix, dists = subprocess.run([env / "bin" / "python", "-I", "-c", code], capture_output=True, text=True,
+                                   check=True).stdout.splitlines()
+    names = {name for name, _ in eval(dists)}  # noqa: S307 - our own probe's repr
+    assert Path(prefix) == env
+    assert {"pytest", "pluggy", "iniconfig", "packaging"} <= names
+    assert not names & {"pip", "setuptools", "pydantic", "pyyaml", "gymnasium", "repogym-gym", "repogym_gym"}, names
+    assert ("pytest", importlib.metadata.version("pytest")) in eval(dists)  # noqa: S307 - the grader's own pytest
+    assert not list(env.rglob("__pycache__"))  # bytecode is the grader's pycache's business
+
+
+def test_a_task_without_an_environment_runs_its_tests_in_the_grader_env(make_task: MakeTask, tmp_path: Path) -> None:
+    probe = textwrap.dedent(
+        """\
+        import importlib.util, sys
+
+        from calc import add
+
+
+        def test_runs_in_the_grader_env():
+            assert "/envs/grader-" in sys.prefix and importlib.util.find_spec("yaml") is None
+
+
+        def test_add():
+            assert add(2, 3) == 5
+        """
+    )
+    task = make_task(files={"tests/test_calc.py": probe}, hidden={},
+                     tests={"command": "python -m pytest -q --junitxml={junit} tests",
+                            "fail_to_pass": ["tests/test_calc.py::test_add"],
+                            "pass_to_pass": ["tests/test_calc.py::test_runs_in_the_grader_env"]})
+    from repogym_gym.baseline import BaselineStore
+
+    store = BaselineStore(tmp_path / "cache")
+    assert store.get(task).python_env == grader_env_dir(tmp_path / "cache")
+    golden = grade_patch(task, GOLDEN_PATCH, store=store)  # the local sandbox: the host has yaml
+    assert golden.score == 1.0, golden.summary()

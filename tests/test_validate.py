@@ -1,17 +1,21 @@
-"""validate_task: baseline, noop, golden and repeatable checks on real tasks."""
+"""validate_task: baseline, noop, golden, repeatable and answer_hidden checks on real tasks."""
 
 from __future__ import annotations
 
 import difflib
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
-from tests.conftest import CALC_SOURCE, MakeTask, tiny_spec
+from tests.conftest import CALC_SOURCE, FIXED_SOURCE, MakeTask, tiny_spec
+from tests.sandbox.conftest import require_bwrap
 
+from repogym_gym.sandbox.bwrap import BubblewrapSandbox
 from repogym_gym.task import Task
 from repogym_gym.validate import TaskValidation, validate_task
 
-CHECKS = ["baseline", "noop", "golden", "repeatable"]
+CHECKS = ["baseline", "noop", "golden", "repeatable", "answer_hidden"]
 
 
 def check(report: TaskValidation, name: str):  # noqa: ANN201
@@ -33,7 +37,39 @@ def test_the_tiny_task_is_sound(tiny_task: Task) -> None:
     assert report.golden_scores == [1.0, 1.0]
     assert report.failures() == []
     assert check(report, "baseline").message == "2 fail_to_pass fail, 2 pass_to_pass pass"
-    assert labels == ["noop", "golden 1/2", "golden 2/2"]
+    assert labels == ["noop", "golden 1/2", "golden 2/2", "answer scan"]
+    answer = check(report, "answer_hidden").message
+    if BubblewrapSandbox().available():
+        assert answer.startswith("no copy of 1 golden file(s) among ") and "visible in the bwrap sandbox" in answer
+    else:  # nothing confines an agent here: nothing to scan
+        assert answer.startswith("not checked: no confining sandbox runs here")
+
+
+def test_a_copy_of_a_golden_file_in_the_baseline_fails_the_answer_check(make_task: MakeTask) -> None:
+    """The workspace is visible to the agent: a vendored copy of the fixed source is the answer."""
+    report = validate_task(make_task(files={"vendor/calc_release/__init__.py": FIXED_SOURCE}), repeats=1)
+    answer = check(report, "answer_hidden")
+    assert report.ok is False and answer.ok is False
+    assert check(report, "golden").ok and check(report, "noop").ok
+    assert "calc/__init__.py at /" in answer.message and answer.message.split(" at ")[1].startswith("/")
+    assert "/vendor/calc_release/__init__.py" in answer.message
+
+
+def test_a_copy_of_a_golden_file_the_sandbox_shows_fails_the_answer_check(make_task: MakeTask) -> None:
+    """A host directory the sandbox shows (here, revealed on purpose) holding another release."""
+    bwrap = require_bwrap()
+    release = Path(tempfile.mkdtemp(prefix="repogym-validate-release-", dir="/var/cache"))
+    try:
+        (release / "calc").mkdir()
+        (release / "calc" / "__init__.py").write_text(FIXED_SOURCE)
+        release.chmod(0o755)
+        report = validate_task(make_task(), repeats=1, sandbox=bwrap.scoped(reveal=[release]))
+    finally:
+        shutil.rmtree(release)
+    answer = check(report, "answer_hidden")
+    assert answer.ok is False and f"calc/__init__.py at {release}/calc/__init__.py" in answer.message
+    hidden = [c for c in report.checks if c.name != "answer_hidden"]
+    assert all(c.ok for c in hidden), report.failures()
 
 
 def test_a_golden_patch_that_does_not_fix_fails_the_golden_check(make_task: MakeTask) -> None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from repogym_gym.errors import AgentInfraError
+from repogym_gym.sandbox import warn_unconfined
 from repogym_gym.task import Task
 
 __all__ = ["Agent", "EpisodeOutcome", "run_episode"]
@@ -78,7 +79,7 @@ class EpisodeOutcome:
 
 
 def run_episode(env: Any, agent: Agent, *, seed: int | None = None, options: dict[str, Any] | None = None,
-                max_steps: int = 10_000, time_limit_s: float | None = None) -> EpisodeOutcome:
+                max_steps: int = 10_000, time_limit_s: float | None = None, warn_unconfined_agent: bool = True) -> EpisodeOutcome:
     """Reset ``env``, let ``agent`` act until the episode ends, and return the outcome.
 
     Args:
@@ -90,6 +91,11 @@ def run_episode(env: Any, agent: Agent, *, seed: int | None = None, options: dic
         time_limit_s: Wall-clock seconds for the whole episode; checked between steps, and when
             passed the episode is truncated and the workspace graded as it stands. A single
             action is bounded by the task's own command and test timeouts.
+        warn_unconfined_agent: Warn as below (the runner, which warns once per run, turns it off).
+
+    An agent that is not ``trusted`` running in the local sandbox (``env.sandbox_name``) gets an
+    :class:`~repogym_gym.errors.UnconfinedWarning` (once per agent name, under Python's default
+    warning filter).
 
     Raises:
         AgentInfraError: when the agent's backend failed; the episode is left unfinished.
@@ -98,6 +104,8 @@ def run_episode(env: Any, agent: Agent, *, seed: int | None = None, options: dic
     deadline = start + time_limit_s if time_limit_s is not None else None
     obs, info = env.reset(seed=seed, options=options)
     task = env.get_wrapper_attr("task")
+    if warn_unconfined_agent and not getattr(agent, "trusted", False) and _sandbox_name(env) == "local":
+        warn_unconfined(f"agent {getattr(agent, 'name', type(agent).__name__)!r} runs in an env made with sandbox='local'")
     total, steps = 0.0, 0
     terminated = truncated = timed_out = False
     agent_error = None
@@ -125,3 +133,10 @@ def run_episode(env: Any, agent: Agent, *, seed: int | None = None, options: dic
         steps += 1
     return EpisodeOutcome(task.id, total, steps, bool(terminated), bool(truncated or not terminated), info,
                           timed_out=timed_out, agent_error=agent_error, duration_s=time.monotonic() - start)
+
+
+def _sandbox_name(env: Any) -> str | None:
+    try:
+        return str(env.get_wrapper_attr("sandbox_name"))
+    except AttributeError:  # not a repogym env
+        return None

@@ -8,9 +8,14 @@ argument:
 - ``{problem_file}``: a file holding the problem statement, outside the workspace;
 - ``{task_id}``: the task's id.
 
-The command runs through :class:`~repogym_gym.sandbox.LocalSandbox`: a scrubbed environment
-(plus the ``env_passthrough`` variables, e.g. the tool's API key), a timeout that kills its
-whole process group, capped output. Whatever it leaves in the workspace is graded; a failing
+The command runs through the episode's own sandbox (:meth:`~repogym_gym.env.RepoEnv.run_command`,
+as the episode's Run actions do): in bubblewrap or Docker it sees only what the task's commands
+see (the system directories, the workspace, the task's Python environment) as an unprivileged
+uid, with no network; in the local sandbox it runs on the host. Its environment is scrubbed
+(plus the ``env_passthrough`` variables, e.g. the tool's API key), a timeout kills every
+process it started, its output is capped. The program must be visible inside the sandbox (a
+system directory such as ``/usr/local/bin``, or the task's environment); a tool that needs the
+network runs only in the local sandbox. Whatever it leaves in the workspace is graded; a failing
 or timed-out command is not an error of the run, only a worse workspace.
 
 Example:
@@ -20,6 +25,7 @@ Example:
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 import string
@@ -30,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from repogym_gym.errors import AgentError, AgentInfraError
-from repogym_gym.sandbox import DEFAULT_ENV_ALLOWLIST, LocalSandbox, scrubbed_env
+from repogym_gym.sandbox import scrubbed_env
 from repogym_gym.task import Task
 
 __all__ = ["PLACEHOLDERS", "ShellAgent"]
@@ -47,7 +53,7 @@ class ShellAgent:
         command: The command template (see the module docstring).
         timeout_s: Seconds the command may run; also bounded by the episode's time limit.
         env_passthrough: Host environment variables the command sees besides the sandbox's
-            allowlist (``PATH``, ``HOME``, locale ...).
+            allowlist (``PATH``, locale ...); unset ones are left out.
         output_limit_bytes: Bytes of stdout and of stderr kept (head and tail).
 
     Attributes:
@@ -59,7 +65,7 @@ class ShellAgent:
     """
 
     name = "shell"
-    #: An external agent's commands through the env are untrusted (its own process runs on the host).
+    #: An external program acting for a model is untrusted: it runs in the episode's sandbox.
     trusted = False
 
     def __init__(self, command: str, timeout_s: float = 600.0, env_passthrough: Sequence[str] = (),
@@ -82,8 +88,9 @@ class ShellAgent:
             raise AgentError(f"agent 'shell': program {program!r} of command {command!r} is not on PATH")
         self.command = command
         self.timeout_s = timeout_s
-        self._sandbox = LocalSandbox(env_allowlist=tuple(DEFAULT_ENV_ALLOWLIST) + tuple(env_passthrough))
+        self._passthrough = tuple(env_passthrough)
         self._output_limit = output_limit_bytes
+        self._episode: Any = None
         self._workspace: Path | None = None
         self._deadline: float | None = None
         self._task: Task | None = None
@@ -91,8 +98,9 @@ class ShellAgent:
         self.log = ""
 
     def attach(self, env: Any, deadline: float | None) -> None:
-        """Find the episode's workspace in ``env`` and remember the episode's deadline."""
-        self._workspace = Path(env.get_wrapper_attr("episode").workspace.path)
+        """Find the episode (its workspace and sandbox) in ``env`` and remember the episode's deadline."""
+        self._episode = env.get_wrapper_attr("episode")
+        self._workspace = Path(self._episode.workspace.path)
         self._deadline = deadline
 
     def begin(self, task: Task) -> None:
@@ -119,7 +127,7 @@ class ShellAgent:
                 {"role": "assistant", "content": self.log}]
 
     def _run(self) -> None:
-        if self._workspace is None or self._task is None:
+        if self._episode is None or self._workspace is None or self._task is None:
             raise AgentError("agent 'shell' needs the episode's workspace: run it with run_episode(), which calls attach()")
         timeout = self.timeout_s
         if self._deadline is not None:
@@ -127,12 +135,15 @@ class ShellAgent:
         if timeout <= 0:
             self.log = f"$ {self.command}\nnot run: the episode's time limit was reached"
             return
+        passed = {k: os.environ[k] for k in self._passthrough if k in os.environ}
         with tempfile.TemporaryDirectory(prefix="repogym-shell-") as tmp:
             problem_file = Path(tmp) / "problem.md"
             problem_file.write_text(self._task.spec.problem_statement, encoding="utf-8")
             values = {"workspace": str(self._workspace), "problem_file": str(problem_file), "task_id": self._task.id}
             argv = [arg.format(**values) for arg in self._template]
-            result = self._sandbox.run(argv, cwd=self._workspace, timeout_s=timeout, output_limit_bytes=self._output_limit)
+            # the problem file's directory is the command's to read (handed to its uid in bwrap, mounted in Docker)
+            result = self._episode.run_command(argv, timeout_s=timeout, env=passed, output_limit_bytes=self._output_limit,
+                                               writable=[tmp])
         if result.exit_code is None:
             raise AgentInfraError(f"agent 'shell': {result.stderr}")
         status = f"timed out after {timeout:g} s" if result.timed_out else f"exit code {result.exit_code}"

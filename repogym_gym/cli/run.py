@@ -59,9 +59,10 @@ def run_command(
     max_retries: Annotated[int, typer.Option("--max-retries", min=0, help="Retries of an episode after an "
                                              "infrastructure failure.")] = 2,
     seed: Annotated[int, typer.Option(help="Base reset seed; sample i uses seed + i.")] = 0,
-    sandbox: Annotated[str, typer.Option(help="Where commands and grading run: auto (local for golden, noop "
-                                         "and scripted agents; bubblewrap for the others where it runs), "
-                                         "local, bwrap or docker.")] = "auto",
+    sandbox: Annotated[str, typer.Option(help="Where commands and grading run: auto (the task's own sandbox; "
+                                         "else local for golden, noop and scripted agents and bubblewrap "
+                                         "for the others where it runs), local (warns for an untrusted "
+                                         "agent), bwrap or docker.")] = "auto",
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Results directory; an existing run there is "
                                              "resumed. Default: runs/<timestamp>.", show_default=False)] = None,
 ) -> None:

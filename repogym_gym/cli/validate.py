@@ -29,7 +29,8 @@ def validate_command(
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write the verdicts as JSON to this file.")] = None,
 ) -> None:
     """Check every task: baseline fails fail_to_pass and passes pass_to_pass, noop scores 0,
-    golden scores 1, and repeated golden grades agree. Exit code 0 only if all are sound."""
+    golden scores 1, repeated golden grades agree, and no file visible inside the task's sandbox
+    holds a golden version of a changed file. Exit code 0 only if all are sound."""
     tasks = load_tasks(paths, ids=task_id or None)
     results: list[TaskValidation] = []
     err = Console(stderr=True)
@@ -44,14 +45,14 @@ def validate_command(
             bar.advance(job)
     table = Table(title="repogym validate")
     table.add_column("task", no_wrap=True, min_width=max((len(t.id) for t in tasks), default=4))
-    for name in ("type", "baseline", "noop", "golden", "repeatable"):
+    for name in ("type", "baseline", "noop", "golden", "repeatable", "answer hidden"):
         table.add_column(name, no_wrap=True)
     table.add_column("seconds", justify="right")
     for task, res in zip(tasks, results):
         marks = {c.name: ("[green]ok[/]" if c.ok else "[red]FAIL[/]") for c in res.checks}
         table.add_row(task.id, task.spec.type, marks.get("baseline", "-"), f"{marks.get('noop', '-')} {res.noop_score:.3f}",
                       f"{marks.get('golden', '-')} {_scores(res.golden_scores)}",
-                      marks.get("repeatable", "-"), f"{res.duration_s:.1f}")
+                      marks.get("repeatable", "-"), marks.get("answer_hidden", "-"), f"{res.duration_s:.1f}")
     out = stdout_console()
     out.print(table)
     bad = [r for r in results if not r.ok]

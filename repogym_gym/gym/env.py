@@ -76,9 +76,11 @@ class RepoGymEnv(gym.Env[dict[str, Any], Any]):
         task: A Task, task directory or bundled task id (exclusive with ``suite``).
         suite: A bundled suite name or a suite directory to draw tasks from.
         render_mode: None or ``"ansi"``.
-        sandbox: Sandbox name: ``"local"``, ``"bwrap"``, ``"docker"``, or ``"auto"`` (bubblewrap
-            where it runs, else local: the choice for an untrusted policy). None or ``"auto"``
-            give way to a task's ``environment.sandbox``; None is ``"local"`` otherwise.
+        sandbox: Sandbox name: ``"local"``, ``"bwrap"``, ``"docker"``, or ``"auto"`` (the
+            default, also for None: a task's ``environment.sandbox`` when it names one, else
+            bubblewrap where it runs, else local with an
+            :class:`~repogym_gym.errors.UnconfinedWarning`: the policy is untrusted). Only an
+            explicit ``"local"`` runs a policy's commands unconfined on purpose.
             :attr:`sandbox_name` says which one the current task runs in.
         reward_shaping: Opt-in shaping (at most 0.1 per episode).
         max_steps: Step budget (default: each task's ``limits.max_steps``).
@@ -127,9 +129,9 @@ class RepoGymEnv(gym.Env[dict[str, Any], Any]):
 
     def _sandbox_for(self, task: Task | None) -> Sandbox:
         """The sandbox ``task`` runs in: an explicit name, else the task's ``environment.sandbox``,
-        else ``auto`` or ``local`` as requested; each made once per env."""
+        else ``auto``; each made once per env."""
         wanted = task.spec.environment.sandbox if task is not None else None
-        name = self._requested if self._requested not in (None, "auto") else (wanted or self._requested or "local")
+        name = self._requested if self._requested not in (None, "auto") else (wanted or "auto")
         if name not in self._sandboxes:
             self._sandboxes[name] = make_sandbox(name)
         return self._sandboxes[name]

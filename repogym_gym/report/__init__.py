@@ -11,11 +11,11 @@ Example:
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Literal
 
 from repogym_gym.errors import RunError
+from repogym_gym.private import write_private
 from repogym_gym.report.html import render_html
 from repogym_gym.report.markdown import render_markdown
 from repogym_gym.report.tables import (
@@ -63,13 +63,8 @@ def write_report(report: Report, fmt: FileFormat, out: Path | None = None) -> Pa
     """
     path = out if out is not None else default_report_path(Path(report.results_dir), fmt)
     text = render_html(report) if fmt == "html" else render_markdown(report)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
+        write_private(path, text)  # 0600, in directories made 0700: it quotes episodes
     except OSError as exc:
         raise RunError(f"{path}: cannot write the report: {exc.strerror or exc}") from None
-    finally:
-        tmp.unlink(missing_ok=True)
     return path

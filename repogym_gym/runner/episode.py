@@ -30,6 +30,7 @@ from repogym_gym.agents.base import EpisodeOutcome, run_episode
 from repogym_gym.agents.registry import AgentSpec
 from repogym_gym.errors import AgentInfraError
 from repogym_gym.gym import RepoGymEnv
+from repogym_gym.gym.env import resolve_task
 from repogym_gym.results import GradeResult
 from repogym_gym.runner.models import RunResult
 
@@ -115,12 +116,15 @@ def _attempt(job: EpisodeJob, trajectory_dir: Path) -> tuple[EpisodeOutcome, lis
     """One try: a fresh agent and env, one episode, both closed afterwards."""
     agent = job.agent.build()
     try:
-        # a trusted agent runs locally unless its task names a sandbox (None: the task's, else local)
-        sandbox = None if job.sandbox == "auto" and getattr(agent, "trusted", False) else job.sandbox
+        sandbox = job.sandbox
+        if sandbox == "auto" and getattr(agent, "trusted", False):
+            # a trusted agent runs locally unless its task names a sandbox
+            sandbox = resolve_task(job.task_dir).spec.environment.sandbox or "local"
         env = RepoGymEnv(task=job.task_dir, trajectory_dir=str(trajectory_dir), cache_dir=job.cache_dir, sandbox=sandbox)
         try:
-            used = env.sandbox_name
-            outcome = run_episode(env, agent, seed=job.seed, time_limit_s=job.time_limit_s)
+            used = env.sandbox_name  # what its commands and grading really run in
+            # run_suite warned once already about an untrusted agent run locally
+            outcome = run_episode(env, agent, seed=job.seed, time_limit_s=job.time_limit_s, warn_unconfined_agent=False)
             conversation = agent.conversation() if callable(getattr(agent, "conversation", None)) else None
         finally:
             env.close()

@@ -30,7 +30,7 @@ from repogym_gym.runner.models import RunConfig, RunResult, RunSummary, load_res
 from repogym_gym.runner.progress import RunProgress
 from repogym_gym.runner.ray_backend import check_address, import_ray
 from repogym_gym.runner.stats import agent_stats
-from repogym_gym.sandbox import make_sandbox
+from repogym_gym.sandbox import make_sandbox, warn_unconfined
 from repogym_gym.runner.store import open_run, save_record, write_summary
 from repogym_gym.task import Task, format_validation_error, load_tasks
 
@@ -102,6 +102,19 @@ def resolve_agents(agents: Sequence[AgentSpec | str | os.PathLike[str]]) -> list
     return specs
 
 
+def _untrusted_agents(specs: Sequence[AgentSpec]) -> list[str]:
+    """Labels of the agents whose commands are not ``trusted`` (each built and closed once)."""
+    labels = []
+    for spec in specs:
+        built = spec.build()
+        if not getattr(built, "trusted", False):
+            labels.append(spec.label)
+        close = getattr(built, "close", None)
+        if callable(close):
+            close()
+    return labels
+
+
 def run_suite(tasks: TaskSource, agents: Sequence[AgentSpec | str], *, out: str | os.PathLike[str],
               samples: int = 1, seed: int = 0, jobs: int = 1, backend: Backend = "thread",
               ray_address: str | None = None, time_limit_s: float | None = None, max_retries: int = 2,
@@ -132,9 +145,12 @@ def run_suite(tasks: TaskSource, agents: Sequence[AgentSpec | str], *, out: str 
             written (not for resumed episodes).
         cache_dir: Baseline cache directory (default ``$REPOGYM_CACHE_DIR`` or the user
             cache); Ray tasks get it as ``REPOGYM_CACHE_DIR``.
-        sandbox: Where commands and grading run: ``auto`` (the local sandbox for trusted
-            agents such as golden, noop and scripted; bubblewrap for the others where it runs,
-            else local), or a sandbox name (``local``, ``bwrap``). Each result records the one used.
+        sandbox: Where commands and grading run: ``auto`` (a task's ``environment.sandbox``
+            when it names one; else the local sandbox for trusted agents such as golden, noop
+            and scripted, and for the others bubblewrap where it runs, else local with an
+            :class:`~repogym_gym.errors.UnconfinedWarning`), or a sandbox name (``local``,
+            ``bwrap``, ``docker``; ``local`` warns once per untrusted agent). Each result
+            records the sandbox its commands really ran in.
 
     Returns:
         The run summary, also written to ``out/summary.json``.
@@ -157,6 +173,9 @@ def run_suite(tasks: TaskSource, agents: Sequence[AgentSpec | str], *, out: str 
             check_address(ray_address)
     if sandbox != "auto":
         make_sandbox(sandbox).close()  # an unknown or unavailable sandbox fails before anything is written
+    if sandbox == "local":
+        for label in _untrusted_agents(specs):
+            warn_unconfined(f"agent {label!r} runs with sandbox='local'", stacklevel=2)
     if not retry_backoff_s >= 0:
         raise RunError(f"retry_backoff_s must be a number of seconds >= 0, got {retry_backoff_s!r}")
     try:

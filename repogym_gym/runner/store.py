@@ -8,14 +8,13 @@ result are kept, ``infra_error`` ones are run again (see :func:`open_run`). The 
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from repogym_gym.agents.registry import AgentSpec
 from repogym_gym.errors import RunError, validation_summary
+from repogym_gym.private import write_private
 from repogym_gym.runner.episode import EpisodeRecord
 from repogym_gym.runner.models import RunConfig, RunResult, RunSummary, load_results, result_path
 
@@ -26,20 +25,13 @@ RESUME_FIELDS = ("suite", "task_ids", "agents", "samples", "seed")
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` (utf-8) to ``path`` through a temporary file and ``os.replace``.
+    """Write ``text`` (utf-8) to ``path`` through a temporary file and ``os.replace``, mode 0600, in
+    directories created 0700 (:func:`~repogym_gym.private.write_private`: results hold patches).
 
     Raises:
         OSError: when the directory cannot be created or written.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_private(path, text)
 
 
 def _show(value: object) -> str:

@@ -4,7 +4,9 @@ Backends are resolved lazily by name, so an optional backend's imports cost noth
 ``local`` (a plain subprocess, a guardrail for trusted agents), ``bwrap`` (bubblewrap: a real
 boundary for untrusted ones; see :mod:`repogym_gym.sandbox.bwrap`) and ``docker`` (a container
 per episode, grading in fresh ones; see :mod:`repogym_gym.sandbox.docker`).
-:func:`default_sandbox` picks between the first two.
+:func:`default_sandbox` picks between the first two; where an untrusted agent's commands end up
+in ``local`` it says so with an :class:`~repogym_gym.errors.UnconfinedWarning`
+(:func:`warn_unconfined`).
 
 Example:
     >>> make_sandbox("local").name
@@ -14,13 +16,15 @@ Example:
 from __future__ import annotations
 
 import importlib
+import warnings
 from typing import Any
 
-from repogym_gym.errors import SandboxUnavailableError
+from repogym_gym.errors import SandboxUnavailableError, UnconfinedWarning
 from repogym_gym.sandbox.base import DEFAULT_ENV_ALLOWLIST, Sandbox, scrubbed_env
 from repogym_gym.sandbox.local import LocalSandbox
 
-__all__ = ["DEFAULT_ENV_ALLOWLIST", "LocalSandbox", "Sandbox", "default_sandbox", "make_sandbox", "scrubbed_env"]
+__all__ = ["DEFAULT_ENV_ALLOWLIST", "LocalSandbox", "Sandbox", "default_sandbox", "make_sandbox", "scrubbed_env",
+           "warn_unconfined"]
 
 _BACKENDS = {
     "bwrap": "repogym_gym.sandbox.bwrap:BubblewrapSandbox",
@@ -57,8 +61,10 @@ def default_sandbox(trusted: bool, **kwargs: Any) -> Sandbox:
     """The sandbox for an agent: ``bwrap`` for an untrusted one where bubblewrap runs, else ``local``.
 
     Trusted agents (golden, scripted, noop) get the local sandbox, the fastest. An untrusted
-    agent (an LLM under training) gets bubblewrap when this machine can run it, and the local
-    sandbox (a guardrail, not a boundary) otherwise; check ``.name`` when that matters.
+    agent (an LLM under training) gets bubblewrap when this machine can run it, and otherwise
+    the local sandbox (a guardrail, not a boundary) with an
+    :class:`~repogym_gym.errors.UnconfinedWarning` naming why bubblewrap cannot run; check
+    ``.name`` when that matters.
 
     Args:
         trusted: Whether the agent's commands can be trusted with the host.
@@ -68,6 +74,17 @@ def default_sandbox(trusted: bool, **kwargs: Any) -> Sandbox:
         from repogym_gym.sandbox.bwrap import BubblewrapSandbox
 
         sandbox = BubblewrapSandbox(**kwargs)
-        if sandbox.available():
+        reason = sandbox.unavailable_reason()
+        if reason is None:
             return sandbox
+        warn_unconfined(f"no confining sandbox runs on this machine (bwrap: {reason})", stacklevel=3)
     return LocalSandbox()
+
+
+def warn_unconfined(why: str, *, stacklevel: int = 2) -> None:
+    """Warn (:class:`~repogym_gym.errors.UnconfinedWarning`) that an untrusted agent's commands
+    run in the local sandbox, because ``why``; Python's default filter shows each distinct
+    warning once."""
+    warnings.warn(f"an untrusted agent's commands run in the local sandbox, a guardrail and not a boundary: {why}; "
+                  "confine them with sandbox='bwrap' or 'docker' (root, bubblewrap or a Docker engine)",
+                  UnconfinedWarning, stacklevel=stacklevel + 1)

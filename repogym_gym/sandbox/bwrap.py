@@ -2,17 +2,19 @@
 
 A command runs as ``prlimit <limits> -- bwrap <mounts> <namespaces> -- setpriv <drop> -- argv``:
 
-- **filesystem**: the host root read-only; the command's ``cwd`` and the ``writable`` directories
-  the only writable binds; a private, size-limited ``/tmp`` and ``/dev/shm``; ``/run`` (hence
-  ``/var/run``), ``/var/tmp``, ``/root`` and ``/home`` empty, so no host unix socket is reachable
-  (a filesystem socket ignores the network namespace), and so is every other listening socket of
-  the host (read from ``/proc/net/unix`` at each command: a socket that accepts anyone is
-  reachable through a read-only mount); fresh ``/dev`` and ``/proc``. Paths in
-  ``hide`` are covered (an empty tmpfs on a directory; on a file, a device node no command may
-  open) and paths in ``reveal`` bound back read-only; mounts apply parents first, so a
-  workspace inside a hidden directory stays visible and a secret inside a revealed one stays
-  hidden. The running interpreter's installation is always revealed, so ``python`` works
-  wherever it lives (a pyenv build under ``/root``, say).
+- **filesystem**: an allowlist, not the host minus hidden paths: on bubblewrap's own empty root
+  go the system directories (:data:`SYSTEM_DIRS`: ``/usr``, ``/etc`` and the ``/bin``, ``/lib*``
+  links) read-only, the minimal interpreter (the base interpreter's standard library and
+  executable, never a ``site-packages``: :mod:`repogym_gym.sandbox.runtime`) read-only, the
+  ``reveal`` paths (a task's Python environment, the grader's bytecode cache) read-only, and the
+  command's ``cwd`` and the ``writable`` directories read-write; a private, size-limited ``/tmp``
+  and ``/dev/shm``; fresh ``/dev`` and ``/proc``. Nothing else of the host exists inside (no
+  ``/root``, ``/home``, ``/opt``, ``/srv``, ``/var``, ``/run``, ``/sys``, no other checkout of a
+  suite). Paths in ``hide`` (and every listening unix socket of the host, read from
+  ``/proc/net/unix`` at each command) are covered where a bind would show them (an empty tmpfs
+  on a directory; on a file, a device node no command may open); mounts apply parents first,
+  so a workspace inside a hidden directory stays visible and a secret inside a revealed one
+  stays hidden.
 - **namespaces**: new PID, network (loopback only), IPC, UTS and cgroup namespaces; bwrap is PID 1
   of the command and dies with its parent, and the kernel kills every process of a PID namespace
   when its PID 1 ends, so a ``setsid`` daemon never outlives its command; ``--new-session``.
@@ -26,7 +28,8 @@ A command runs as ``prlimit <limits> -- bwrap <mounts> <namespaces> -- setpriv <
 - **limits**: :class:`~repogym_gym.sandbox.limits.SandboxLimits` through ``prlimit``, and the
   disk use of the writable directories through :class:`~repogym_gym.sandbox.disk.DiskWatch`.
 - **environment**: cleared, then the allowlist of :func:`~repogym_gym.sandbox.base.scrubbed_env`
-  with ``HOME`` and ``TMPDIR`` set to the private ``/tmp``.
+  with ``HOME`` and ``TMPDIR`` set to the private ``/tmp``, and on ``PATH`` the base
+  interpreter's directory in place of the running interpreter's (which is not bound).
 - **output**: streamed with a head+tail cap, the group killed on timeout
   (:func:`~repogym_gym.sandbox.process.run_process`).
 
@@ -34,11 +37,12 @@ The sandbox needs root (``available()`` is False otherwise, with the reason in
 ``unavailable_reason()``). Known gaps: the disk limit is checked while the command runs (what it
 writes past the limit before the check sees it is bounded, not zero); memory is an address-space cap (see
 :mod:`repogym_gym.sandbox.limits`); output past the cap is dropped, not stopped (the timeout
-bounds an endless stream); ``/sys`` stays readable.
+bounds an endless stream); what the system directories hold is visible (``repogym validate``
+checks that no visible file is a task's golden version).
 
 Example:
     >>> sb = BubblewrapSandbox()                                             # doctest: +SKIP
-    >>> sb.run(["bash", "-c", "id -u; ls /run"], cwd=".", timeout_s=10).stdout  # doctest: +SKIP
+    >>> sb.run(["bash", "-c", "id -u; ls -d /root /work"], cwd=".", timeout_s=10).stdout  # doctest: +SKIP
     '61000\\n'
 """
 
@@ -47,7 +51,6 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-import sys
 import tempfile
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -62,14 +65,15 @@ from repogym_gym.sandbox.base import DEFAULT_ENV_ALLOWLIST, scrubbed_env
 from repogym_gym.sandbox.disk import DiskWatch
 from repogym_gym.sandbox.limits import SandboxLimits, prlimit_argv
 from repogym_gym.sandbox.process import run_process
+from repogym_gym.sandbox.runtime import python_runtime, sandbox_path
 from repogym_gym.sandbox.slots import SlotPool, hand_over
 
-__all__ = ["BubblewrapSandbox", "SANDBOX_ENV", "host_sockets"]
+__all__ = ["BubblewrapSandbox", "SANDBOX_ENV", "SYSTEM_DIRS", "host_sockets"]
 
 #: Variables every sandboxed command gets (the caller's ``env`` may override them).
 SANDBOX_ENV = {"HOME": "/tmp", "TMPDIR": "/tmp", "USER": "repogym", "LOGNAME": "repogym"}
-#: Host directories replaced by an empty tmpfs (where they exist): socket and home directories.
-EMPTIED_DIRS = ("/run", "/var/tmp", "/root", "/home")
+#: Host directories every command sees, read-only (or, where the host has a symlink, the same symlink).
+SYSTEM_DIRS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _HOST_ENV = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"}
 _MB = 1024 * 1024
 _KEPT_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP", "CAP_DAC_OVERRIDE")
@@ -89,11 +93,6 @@ def _shared_pool() -> SlotPool:
 
 def _real(path: str | os.PathLike[str]) -> str:
     return os.path.realpath(os.fspath(path))
-
-
-def _interpreter_dirs() -> list[str]:
-    """The running interpreter's installation (a venv and its base, which may live under /root)."""
-    return [_real(p) for p in dict.fromkeys((sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix))]
 
 
 def _depth(path: str) -> int:
@@ -250,59 +249,93 @@ class BubblewrapSandbox:
         """The full host argv that runs ``argv`` as ``uid`` in the sandbox (paths already real)."""
         limits = self.limits
         tmp_size = str(limits.tmp_size_mb * _MB)
-        args = [self._prlimit or "prlimit", *prlimit_argv(limits)[1:], self._bwrap or "bwrap", "--ro-bind", "/", "/",
-                "--dev", "/dev", "--proc", "/proc",
-                "--perms", "1777", "--size", tmp_size, "--tmpfs", "/tmp",
-                "--perms", "1777", "--size", tmp_size, "--tmpfs", "/dev/shm"]
-        emptied = [d for d in EMPTIED_DIRS if os.path.isdir(d) and not os.path.islink(d)]
-        for path in emptied:
-            args += ["--tmpfs", path]
-        args += self._mounts(cwd, writable, base_hidden=["/tmp", *emptied])
+        args = [self._prlimit or "prlimit", *prlimit_argv(limits)[1:], self._bwrap or "bwrap"]
+        args += self._mounts(cwd, writable, tmp_size)
         args += ["--chdir", cwd, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
                  "--unshare-cgroup-try", "--hostname", "repogym", "--die-with-parent", "--new-session"]
         # kept only for bwrap's own chdir (into a tree the command's uid owns) and for setpriv, whose
         # switch to the slot uid clears them all; it also empties the bounding set
         args += ["--cap-drop", "ALL", *(a for cap in _KEPT_CAPS for a in ("--cap-add", cap)), "--clearenv"]
-        for key, value in scrubbed_env({**SANDBOX_ENV, **(env or {})}, allowlist=self._allowlist).items():
+        full_env = scrubbed_env({**SANDBOX_ENV, **(env or {})}, allowlist=self._allowlist)
+        full_env["PATH"] = sandbox_path(full_env["PATH"])
+        for key, value in full_env.items():
             args += ["--setenv", key, value]
         args += ["--", self._setpriv or "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
                  "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
         return [*args, *argv]
 
-    def _mounts(self, cwd: str, writable: Sequence[str], base_hidden: Sequence[str]) -> list[str]:
-        """Hide, reveal and writable mounts, parents first (a deeper mount covers a shallower one)."""
-        ops: list[tuple[int, int, str, str]] = []  # (depth, rank, kind, path): equal depth -> binds win
-        ops += [(_depth(p), 0, "hide", p) for p in self.hide if os.path.lexists(p)]
-        own = [cwd, *writable]
-        ops += [(_depth(p), 0, "hide", p) for p in host_sockets() if not any(_under(p, t) for t in own)]
-        ops += [(_depth(p), 1, "reveal", p) for p in dict.fromkeys([*self.reveal, *_interpreter_dirs()])]
-        ops += [(_depth(p), 2, "bind", p) for p in dict.fromkeys([*writable, cwd])]
-        ops.sort()
+    def _mounts(self, cwd: str, writable: Sequence[str], tmp_size: str) -> list[str]:
+        """The sandbox's filesystem: the allowlist, then hides, binds and links, parents first.
+
+        The root is bubblewrap's own empty tmpfs; on it go :data:`SYSTEM_DIRS` (read-only, or
+        as the symlinks they are), fresh ``/dev`` and ``/proc``, private ``/tmp`` and
+        ``/dev/shm``; then, shallowest first (a deeper mount covers a shallower one), the
+        ``hide`` paths and the host's listening sockets where a bind would show them, the
+        minimal interpreter (:func:`~repogym_gym.sandbox.runtime.python_runtime`) and the
+        ``reveal`` paths read-only, and ``writable`` and ``cwd`` read-write. A missing parent
+        of a bind is made 0755, so the command's uid can reach what is bound in it; the root
+        is read-only once everything is mounted.
+        """
         args: list[str] = []
-        applied: list[tuple[str, str]] = [("hide", p) for p in base_hidden]
-        made: set[str] = set()
+        # (kind, path): "bind" shows the host tree below path; "empty" is an empty directory
+        applied: list[tuple[str, str]] = [("empty", "/")]
+        for path in SYSTEM_DIRS:
+            if os.path.islink(path):
+                args += ["--symlink", os.readlink(path), path]
+                applied.append(("link", path))
+            elif os.path.isdir(path):
+                args += ["--ro-bind", path, path]
+                applied.append(("bind", path))
+        args += ["--dev", "/dev", "--proc", "/proc",
+                 "--perms", "1777", "--size", tmp_size, "--tmpfs", "/tmp",
+                 "--perms", "1777", "--size", tmp_size, "--tmpfs", "/dev/shm"]
+        applied += [("bind", "/dev"), ("bind", "/proc"), ("empty", "/tmp"), ("empty", "/dev/shm")]
 
-        def in_tmpfs(path: str) -> bool:
-            covering = [(k, p) for k, p in applied if _under(path, p)]
-            return max(covering, key=lambda kp: _depth(kp[1]), default=("", ""))[0] == "hide"
+        runtime = python_runtime()
+        own = [cwd, *writable]
+        ops: list[tuple[int, int, str, str, str]] = []  # (depth, rank, kind, path, link target): binds win ties
+        hidden = [*self.hide, *runtime.hidden, *(p for p in host_sockets() if not any(_under(p, t) for t in own))]
+        ops += [(_depth(p), 0, "hide", p, "") for p in dict.fromkeys(hidden) if os.path.lexists(p)]
+        ops += [(_depth(p), 1, "ro", p, "") for p in dict.fromkeys([*runtime.dirs, *runtime.files, *self.reveal])]
+        ops += [(_depth(p), 1, "link", p, target) for p, target in runtime.links]
+        ops += [(_depth(p), 2, "rw", p, "") for p in dict.fromkeys([*writable, cwd])]
+        ops.sort()
 
-        for _, _, kind, path in ops:
+        def covering(path: str) -> tuple[str, str]:
+            return max(((k, p) for k, p in applied if _under(path, p)), key=lambda kp: _depth(kp[1]))
+
+        def shown(path: str) -> bool:
+            """Whether ``path`` exists in the sandbox as mounted so far."""
+            kind, at = covering(path)
+            return kind == "bind" or at == path
+
+        for _, _, kind, path, target in ops:
             if kind == "hide":
-                if in_tmpfs(path):
-                    continue  # already under an empty directory
+                if not shown(path) or covering(path)[0] != "bind":
+                    continue  # out of sight already
                 if os.path.isdir(path) and not os.path.islink(path):
                     args += ["--tmpfs", path]
+                    applied.append(("empty", path))
                 else:
                     args += ["--ro-bind", "/dev/null", path]
+                    applied.append(("link", path))
+                continue
+            if kind == "ro" and not os.path.lexists(path):
+                continue
+            if kind == "link" and shown(path) and covering(path)[0] == "bind":
+                continue  # the host's own link is already there
+            # bwrap makes a missing parent with the mode of the host's (/root: 0700, root's)
+            for parent in reversed(Path(path).parents[:-1]):
+                if not shown(str(parent)):
+                    args += ["--perms", "0755", "--dir", str(parent)]
+                    applied.append(("empty", str(parent)))
+            if kind == "link":
+                args += ["--symlink", target, path]
+                applied.append(("link", path))
             else:
-                # bwrap makes missing parents 0700 (root's); the command's uid must traverse them
-                for parent in reversed(Path(path).parents[:-1]):
-                    if str(parent) not in made and in_tmpfs(str(parent)) and ("hide", str(parent)) not in applied:
-                        args += ["--perms", "0755", "--dir", str(parent)]
-                        made.add(str(parent))
-                args += ["--ro-bind-try", path, path] if kind == "reveal" else ["--bind", path, path]
-            applied.append((kind, path))
-        return args
+                args += ["--ro-bind", path, path] if kind == "ro" else ["--bind", path, path]
+                applied.append(("bind", path))
+        return [*args, "--remount-ro", "/"]  # the root tmpfs and the directories made in it
 
     def _uid_pool(self) -> SlotPool:
         return self._pool if self._pool is not None else _shared_pool()
@@ -327,7 +360,7 @@ class BubblewrapSandbox:
     def _probe(self) -> str | None:
         try:
             with tempfile.TemporaryDirectory(prefix="repogym-bwrap-probe-") as tmp:
-                result = BubblewrapSandbox(pool=self._pool)._run_checked([sys.executable, "-c", "print('ok')"], tmp)
+                result = BubblewrapSandbox(pool=self._pool)._run_checked(["python", "-c", "print('ok')"], tmp)
         except SandboxError as exc:
             return str(exc)
         if result.exit_code == 0 and result.stdout.strip() == "ok":

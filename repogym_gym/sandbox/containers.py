@@ -14,7 +14,6 @@ Example:
 from __future__ import annotations
 
 import os
-import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -25,6 +24,7 @@ from repogym_gym.sandbox.bwrap import host_sockets
 from repogym_gym.sandbox.engine import connect
 from repogym_gym.sandbox.images import SANDBOX_USERS
 from repogym_gym.sandbox.limits import SandboxLimits
+from repogym_gym.sandbox.runtime import python_runtime
 
 __all__ = ["COMMAND_UID", "Containers", "IDLE_UID", "LABEL", "PID_LABEL", "container_config", "real", "under"]
 
@@ -45,9 +45,12 @@ def under(path: str, parent: str) -> bool:
     return path == parent or path.startswith(parent.rstrip("/") + "/")
 
 
-def _interpreter_dirs() -> list[str]:
-    """The running interpreter's installation (a venv and its base, which may live under /root)."""
-    return [real(p) for p in dict.fromkeys((sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix))]
+def _runtime_paths() -> tuple[list[str], list[str]]:
+    """The minimal interpreter's read-only mounts (its standard library, executable, shared
+    library and the ``python`` names leading to them: a mount of a symlink shows its target) and
+    the site directories under them to cover (see :mod:`repogym_gym.sandbox.runtime`)."""
+    runtime = python_runtime()
+    return [*runtime.dirs, *runtime.files, *(path for path, _ in runtime.links)], list(runtime.hidden)
 
 
 def container_config(
@@ -72,7 +75,8 @@ def container_config(
             auto-removed) then.
         engine_socket: The engine's unix socket, which no mount may hold.
         reveal: Host paths mounted read-only at their own paths (missing ones are skipped),
-            besides the running interpreter's installation.
+            besides the minimal interpreter (the base interpreter's standard library and
+            executable; its ``site-packages`` covered).
         hide: Host paths covered where a mount would show them.
 
     Raises:
@@ -81,7 +85,8 @@ def container_config(
     from docker.types import Mount, Ulimit
 
     rw = list(dict.fromkeys(trees))
-    ro = [p for p in dict.fromkeys([*_interpreter_dirs(), *reveal]) if os.path.exists(p) and p not in rw]
+    runtime, site_dirs = _runtime_paths()
+    ro = [p for p in dict.fromkeys([*runtime, *reveal]) if os.path.exists(p) and p not in rw]
     for source in (*rw, *ro):
         if engine_socket and under(real(engine_socket), source):
             raise SandboxError(f"refusing to mount {source!r} into a container: it holds the Docker engine's socket "
@@ -92,7 +97,7 @@ def container_config(
              "/root": "rw,noexec,nosuid,nodev,size=1m,mode=755"}
     tmpfs = {k: v for k, v in tmpfs.items() if k not in (*rw, *ro)}
     # a listening host socket under a mount would be reachable through it: cover it like a secret
-    for secret in dict.fromkeys([*hide, *host_sockets()]):
+    for secret in dict.fromkeys([*hide, *site_dirs, *host_sockets()]):
         if not any(under(secret, m) for m in (*rw, *ro)) or secret in (*rw, *ro) or not os.path.lexists(secret):
             continue
         if os.path.isdir(secret) and not os.path.islink(secret):

@@ -10,11 +10,15 @@ Each container (configured by :func:`~repogym_gym.sandbox.containers.container_c
 - **filesystem**: the image's root read-only; the tree (a workspace, or the command's ``cwd``
   and ``writable`` directories) bind-mounted read-write at the same absolute path and handed
   to the command uid (:func:`~repogym_gym.sandbox.slots.hand_over`, so git sees its own files);
-  the running interpreter's installation and the ``reveal`` paths (a task's Python
-  environments, the grader's bytecode cache) bind-mounted read-only at the same paths, so
-  ``python`` and grading behave as on the host; nothing else of the host, so a task's
-  directory and the cache stay unseen (``hide`` paths under a mount are covered with an empty
-  tmpfs, or ``/dev/null`` for a file, and so is every listening host unix socket under a mount);
+  the minimal interpreter (the base interpreter's standard library, executable and shared
+  library, its ``site-packages`` covered: :mod:`repogym_gym.sandbox.runtime`) and the
+  ``reveal`` paths (the task's Python environment or the grader's test environment, the
+  grader's bytecode cache) bind-mounted read-only at the same paths, so grading runs the same
+  interpreter and packages as in the other sandboxes; nothing else of the host (no host
+  ``site-packages``, no venv of repogym_gym's own), so a task's directory and the cache stay
+  unseen (``hide`` paths under a mount are covered with an empty tmpfs, or ``/dev/null`` for a
+  file, and so is every listening host unix socket under a mount); what else a command finds
+  is the image's own (``envs/``: Debian, python3 and its pytest, git, bash);
   a private size-limited ``/tmp`` and ``/dev/shm``; an empty ``/root``. No mount may hold the
   engine's socket (that would be a root escape).
 - **isolation**: network ``none`` (loopback only), its own PID/IPC/UTS namespaces, every
@@ -63,6 +67,7 @@ from repogym_gym.sandbox.containers import COMMAND_UID, IDLE_UID, LABEL, PID_LAB
 from repogym_gym.sandbox.disk import DiskWatch
 from repogym_gym.sandbox.engine import engine_url, socket_path, stream_exec
 from repogym_gym.sandbox.limits import SandboxLimits
+from repogym_gym.sandbox.runtime import sandbox_path
 from repogym_gym.sandbox.slots import hand_over
 
 __all__ = ["COMMAND_UID", "DEFAULT_IMAGE", "DockerSandbox", "IDLE_UID", "LABEL", "PID_LABEL"]
@@ -245,6 +250,7 @@ class DockerSandbox:
 
         api = self._engine.client().api
         full_env = scrubbed_env({**SANDBOX_ENV, **(env or {})}, allowlist=self._allowlist)
+        full_env["PATH"] = sandbox_path(full_env["PATH"])  # the running interpreter's venv is not mounted
         start = time.monotonic()
         try:
             exec_id = api.exec_create(container.id, ["/bin/sh", "-c", _WRAPPER, "repogym", *argv], stdout=True, stderr=True,

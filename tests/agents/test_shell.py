@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import shlex
+import shutil
 import sys
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import pytest
 
 from repogym_gym.agents import ShellAgent, run_episode
-from repogym_gym.errors import AgentError
+from repogym_gym.errors import AgentError, UnconfinedWarning
 from repogym_gym.task import Task
+from tests.sandbox.conftest import require_bwrap
 
 FIX_SCRIPT = (
     "import pathlib, sys\n"
@@ -25,11 +29,13 @@ FIX_SCRIPT = (
 
 
 def python(code: str, *args: str) -> str:
-    return shlex.join([sys.executable, "-c", code]) + "".join(f" {a}" for a in args)
+    """A command template running ``code`` with the ``python`` the episode's sandbox puts on PATH."""
+    return shlex.join(["python", "-c", code]) + "".join(f" {a}" for a in args)
 
 
 @pytest.fixture
 def env(tiny_task: Task) -> Iterator[Any]:
+    """The tiny task through gym.make with no sandbox named: confined (bubblewrap) by default."""
     env = gym.make("RepoGym/Task-v0", task=str(tiny_task.root))
     yield env
     env.close()
@@ -80,6 +86,36 @@ def test_output_is_capped_with_a_visible_marker(env: Any) -> None:
     agent = ShellAgent(python("print('x' * 100000)"), output_limit_bytes=1000)
     run_episode(env, agent)
     assert "truncated by repogym" in agent.log and len(agent.log) < 3000
+
+
+def test_the_command_runs_in_the_episodes_confining_sandbox(env: Any, tmp_path: Path) -> None:
+    """Not as root on the host: as the sandbox's unprivileged uid, seeing neither the host's
+    directories nor repogym_gym's own interpreter."""
+    require_bwrap()
+    outside = Path(tempfile.mkdtemp(prefix="repogym-shell-outside-", dir="/var/cache"))
+    try:
+        outside.chmod(0o777)  # world-writable: only the sandbox stands in the way
+        code = (f"import os, pathlib, sys; print('uid', os.getuid(), 'prefix', sys.prefix); "
+                f"print('sees-outside', pathlib.Path({str(outside)!r}).exists())")
+        agent = ShellAgent(python(code))
+        run_episode(env, agent)
+        assert env.unwrapped.sandbox_name == "bwrap"
+    finally:
+        shutil.rmtree(outside)
+    uid = int(agent.log.split("uid ", 1)[1].split()[0])
+    assert uid != 0 and "sees-outside False" in agent.log, agent.log
+    prefix = agent.log.split("prefix ", 1)[1].split()[0]
+    assert prefix != sys.prefix and "/envs/grader-" in prefix  # the grader's test environment, not the host's venv
+
+
+def test_under_the_local_sandbox_the_agent_says_it_is_unconfined(tiny_task: Task) -> None:
+    env = gym.make("RepoGym/Task-v0", task=str(tiny_task.root), sandbox="local")
+    try:
+        with pytest.warns(UnconfinedWarning, match=r"agent 'shell' runs in an env made with sandbox='local'"):
+            outcome = run_episode(env, ShellAgent(python("print('hi')")))
+    finally:
+        env.close()
+    assert outcome.terminated and outcome.info.get("infra_error") is None
 
 
 def test_a_program_missing_from_path_is_refused_when_built() -> None:

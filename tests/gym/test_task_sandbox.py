@@ -37,10 +37,15 @@ def test_a_task_naming_bwrap_runs_in_it_unless_the_env_names_another(make_task: 
         other.close()
 
 
-def test_a_task_naming_no_sandbox_runs_locally_by_default(tiny_task: Task) -> None:
+def test_a_task_naming_no_sandbox_is_confined_by_default(tiny_task: Task) -> None:
+    """No sandbox named by the env nor the task: ``auto``, bubblewrap where it runs (the policy is untrusted)."""
+    require_bwrap()
     env = RepoGymEnv(task=tiny_task)
-    assert tiny_task.spec.environment.sandbox is None and env.sandbox_name == "local"
+    assert tiny_task.spec.environment.sandbox is None and env.sandbox_name == "bwrap"
     env.close()
+    local = RepoGymEnv(task=tiny_task, sandbox="local")  # only when asked for by name
+    assert local.sandbox_name == "local"
+    local.close()
 
 
 def test_an_unknown_sandbox_in_task_yaml_is_an_error_naming_the_field(make_task: MakeTask) -> None:

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from repogym_gym.env import RepoEnv
+from repogym_gym.sandbox import Sandbox
 from repogym_gym.task import Task
 from tests.redteam.conftest import GUARDRAIL, Start, act, assert_unearned_zero, attack, run, script, submit, violations
 
@@ -151,16 +153,20 @@ except OSError as exc:
 
 
 @attack(G, "remounting a read-only bind writable", local="n/a (no read-only binds)", confining="refused")
-def test_remounting_a_read_only_bind_writable_fails(start: Start, tiny_task: Task, host_file: Path) -> None:
+def test_remounting_a_read_only_bind_writable_fails(sandbox: Sandbox, tiny_task: Task, host_file: Path) -> None:
     """Confining sandboxes only: LocalSandbox mounts nothing read-only (and a command there runs
     with the host user's own privileges, which is what a guardrail means).
 
-    The host file is world-writable: only the read-only mount stands in the way (bwrap binds the
-    host read-only; a Docker container does not see that host directory at all).
+    The host file is world-writable: only the read-only mount stands in the way. Neither
+    sandbox shows that host directory unless told to, so it is revealed (read-only) here.
     """
-    env = start(tiny_task)
-    out = script(env, REMOUNT.format(target=str(host_file), directory=str(host_file.parent))).observation.text
+    env = RepoEnv(tiny_task, sandbox=sandbox.scoped(reveal=[host_file.parent]))  # type: ignore[attr-defined]
+    try:
+        env.reset()
+        out = script(env, REMOUNT.format(target=str(host_file), directory=str(host_file.parent))).observation.text
+    finally:
+        env.close()
     assert host_file.read_text() == "HOST-SECRET\n", out
     assert "refused" in out and "wrote" not in out, out
-    assert "Read-only file system" in out or ("No such file or directory" in out and env.sandbox.name == "docker"), out
+    assert "Read-only file system" in out, out
 

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from repogym_gym.baseline import default_cache_dir
+from repogym_gym.pyenv import grader_env_dir
 from repogym_gym.task import Task
 from tests.conftest import CALC_SOURCE, FIXED_SOURCE, REPO_ROOT
 from tests.redteam.conftest import (
@@ -160,19 +162,21 @@ def test_a_pth_in_the_interpreters_site_packages(sandbox_name: str, confines: bo
                                                  tmp_path: Path) -> None:
     """Confining sandboxes: the write fails (read-only host) and the episode scores 0.
 
-    LocalSandbox: the write lands in the host interpreter (a guardrail, not a boundary), and the
-    planted code runs inside the grader's own pytest process; the must-fail sentinel and canaries
-    still void the forced run, so the score stays 0. Run locally against a throwaway interpreter
-    (a venv layered on this one), never the shared one.
+    LocalSandbox: the write lands in the interpreter of the task's commands, the grader's test
+    environment (a guardrail, not a boundary), and the planted code runs inside the grader's own
+    pytest process; the must-fail sentinel and canaries still void the forced run, so the score
+    stays 0. Run locally against a throwaway interpreter (a venv layered on this one) and a
+    throwaway cache (its own grader environment), never the shared ones.
     """
     marker = tmp_path / "pth-ran"
     code = SITE_PTH_ATTACK.format(plugin=FORCE_PASS, marker=str(marker))
     if confines:
         env = start(tiny_task)
         out = script(env, code).observation.text
-        site_packages = Path(sys.prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+        version = f"python{sys.version_info.major}.{sys.version_info.minor}"
         assert "refused OSError" in out and "Read-only file system" in out, out
-        assert not (site_packages / "zz_evil.pth").exists()
+        for prefix in (Path(sys.prefix), grader_env_dir(default_cache_dir())):
+            assert not (prefix / "lib" / version / "site-packages" / "zz_evil.pth").exists()
         result = submit(env)
         assert_unearned_zero(result)
         assert not marker.exists()
@@ -206,10 +210,11 @@ def _local_episode_in_a_throwaway_interpreter(task: Task, code: str, tmp_path: P
         print("SCORE", result.info["score"], result.info.get("infra_error"))
         """
     )
+    cache = tmp_path / "cache"  # its own grader test environment, where a Run action's python lives
     proc = subprocess.run([str(layer / "bin" / "python"), "-c", driver], capture_output=True, text=True, timeout=180,
-                          env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+                          env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "REPOGYM_CACHE_DIR": str(cache)})
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert f"planted {theirs}" in proc.stdout, proc.stdout[-3000:]
+    assert f"planted {cache}/envs/grader-" in proc.stdout, proc.stdout[-3000:]
     score_line = proc.stdout.rsplit("SCORE", 1)[1].split()
     assert score_line[1] == "None", proc.stdout[-2000:]  # no infrastructure error
     return float(score_line[0]), (tmp_path / "pth-ran").exists()

@@ -77,7 +77,7 @@ def real_results(out: Path, task_dir: Path) -> list[RunResult]:
     """Run golden and noop once each on the task in ``task_dir``; file them under ``out``."""
     results = []
     for label, agent in (("golden", GoldenAgent()), ("noop", NoopAgent())):
-        env = RepoGymEnv(task=str(task_dir), trajectory_dir=str(out / "trajectories" / label))
+        env = RepoGymEnv(task=str(task_dir), trajectory_dir=str(out / "trajectories" / label), sandbox="local")
         try:
             outcome = run_episode(env, agent, seed=0)
         finally:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from repogym_gym.agents.registry import AGENTS, AgentSpec
-from repogym_gym.errors import AgentNotFoundError, RunError, SandboxUnavailableError, TaskNotFoundError
+from repogym_gym.errors import AgentNotFoundError, RunError, SandboxUnavailableError, TaskNotFoundError, UnconfinedWarning
 from repogym_gym.runner import RunConfig, RunResult, RunSummary, load_results, result_path, run_suite, run_task
 from repogym_gym.task import Task
 from repogym_gym.trajectory import Trajectory
@@ -231,6 +231,14 @@ def test_auto_confines_untrusted_agents_in_bubblewrap_and_runs_trusted_ones_loca
     by_agent = {r.agent: r for r in load_results(tmp_path / "run")}
     assert (by_agent["golden"].sandbox, by_agent["golden"].score) == ("local", 1.0)
     assert (by_agent["fix"].sandbox, by_agent["fix"].score) == ("bwrap", 1.0)
+
+
+def test_local_warns_once_per_untrusted_agent_and_records_local(test_agents: None, tiny_task: Task, tmp_path: Path) -> None:
+    with pytest.warns(UnconfinedWarning) as caught:
+        run_suite([tiny_task], ["golden", "fix"], out=tmp_path / "run", backend="serial", sandbox="local")
+    messages = [str(w.message) for w in caught if issubclass(w.category, UnconfinedWarning)]
+    assert len(messages) == 1 and "agent 'fix' runs with sandbox='local'" in messages[0], messages
+    assert {r.agent: r.sandbox for r in load_results(tmp_path / "run")} == {"golden": "local", "fix": "local"}
 
 
 def test_an_unknown_sandbox_fails_before_the_run_starts_naming_the_valid_ones(tiny_task: Task, tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from repogym_gym.errors import SandboxError, SandboxUnavailableError
+from repogym_gym.errors import SandboxError, SandboxUnavailableError, UnconfinedWarning
 from repogym_gym.sandbox import LocalSandbox, Sandbox, default_sandbox, make_sandbox
 from repogym_gym.sandbox import bwrap as bwrap_module
 from repogym_gym.sandbox.bwrap import BubblewrapSandbox, _shared_pool
@@ -112,9 +112,10 @@ def test_the_private_tmp_and_dev_shm_are_empty_and_size_limited(tmp_path: Path) 
     assert len(sizes) == 2 and max(sizes) <= 4096
 
 
-def test_hidden_paths_are_unreadable_and_revealed_paths_under_them_readable(bwrap: BubblewrapSandbox, tmp_path: Path) -> None:
+def test_host_paths_off_the_allowlist_are_absent_until_revealed_and_hidden_ones_stay_hidden(
+        bwrap: BubblewrapSandbox, tmp_path: Path) -> None:
     # a copy outside /tmp (the sandbox's /tmp is private; a checkout may live under the host's):
-    # readable on the host, by anyone, until hidden
+    # readable on the host, by anyone
     outside = Path(tempfile.mkdtemp(prefix="repogym-bwrap-test-", dir="/var/cache"))
     try:
         task = Path(shutil.copytree(STARTER / "parse-duration", outside / "parse-duration"))
@@ -126,14 +127,37 @@ def test_hidden_paths_are_unreadable_and_revealed_paths_under_them_readable(bwra
 
 def _check_hidden_and_revealed(bwrap: BubblewrapSandbox, task: Path, tmp_path: Path) -> None:
     assert (task / "solution.patch").read_text() and (task / "hidden").is_dir()
-    script = f"cat {task}/solution.patch | wc -c; ls {task}/hidden 2>&1; cat {task}/repo/timefmt/__init__.py | wc -c"
+    script = (f"cat {task}/solution.patch | wc -c; ls {task}/hidden 2>&1; cat {task}/repo/timefmt/__init__.py | wc -c; "
+              "ls /var /mnt /home /opt /srv /work 2>&1 | grep -c 'No such file'")
     plain = sh(bwrap, script, tmp_path)
-    hidden = sh(bwrap.scoped(hide=[task], reveal=[task / "repo"]), script, tmp_path)
-    file_only = sh(bwrap.scoped(hide=[task / "solution.patch"]), f"cat {task}/solution.patch", tmp_path)
-    assert int(plain.stdout.split()[0]) > 0 and "tests" in plain.stdout
-    assert "No such file or directory" in hidden.stderr + hidden.stdout
-    assert int(hidden.stdout.split()[-1]) > 0  # the revealed source is still there
+    revealed = sh(bwrap.scoped(reveal=[task]), script, tmp_path)
+    narrowed = sh(bwrap.scoped(reveal=[task], hide=[task / "hidden"]), script, tmp_path)
+    file_only = sh(bwrap.scoped(reveal=[task], hide=[task / "solution.patch"]), f"cat {task}/solution.patch", tmp_path)
+    counts = plain.stdout.split()
+    assert counts[0] == "0" and counts[-2] == "0" and counts[-1] == "6", plain.stdout + plain.stderr  # all absent
+    assert int(revealed.stdout.split()[0]) > 0 and "tests" in revealed.stdout and int(revealed.stdout.split()[-2]) > 0
+    assert "tests" not in narrowed.stdout and int(narrowed.stdout.split()[-2]) > 0  # an empty directory in its place
     assert file_only.stdout == "" and "Permission denied" in file_only.stderr  # a hidden file cannot be opened
+
+
+def test_the_filesystem_is_the_allowlist_and_python_has_no_site_packages(bwrap: BubblewrapSandbox, tmp_path: Path) -> None:
+    """The sandbox's root holds the system directories, /dev, /proc, /tmp and the parents of what
+    is bound; ``python`` is the base interpreter with its standard library and nothing else."""
+    code = textwrap.dedent("""\
+        import importlib.util, os, site, sys, sysconfig
+        print("top", sorted(os.listdir("/")))
+        print("site", [(p, sorted(os.listdir(p)) if os.path.isdir(p) else None) for p in site.getsitepackages()])
+        print("third", [m for m in ("pytest", "yaml", "pydantic", "jmespath", "pip", "setuptools") if importlib.util.find_spec(m)])
+        print("json", importlib.util.find_spec("json") is not None)
+        """)
+    result = bwrap.run(["python", "-c", code], cwd=tmp_path, timeout_s=30)
+    lines = dict(line.split(" ", 1) for line in result.stdout.splitlines())
+    top = set(eval(lines["top"]))  # noqa: S307 - our own probe's repr
+    assert top <= {"usr", "etc", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "dev", "proc", "tmp", "root", "opt",
+                   "home", "srv", "work", "var"}, top
+    assert {"usr", "etc", "dev", "proc", "tmp"} <= top and not {"run", "sys", "mnt", "media", "boot"} & top
+    assert all(entries in (None, []) for _, entries in eval(lines["site"])), lines["site"]  # noqa: S307
+    assert lines["third"] == "[]" and lines["json"] == "True", result.stdout + result.stderr
 
 
 def test_a_cwd_inside_a_hidden_directory_stays_usable(bwrap: BubblewrapSandbox, tmp_path: Path) -> None:
@@ -350,7 +374,12 @@ def test_default_sandbox_confines_untrusted_agents_where_bwrap_runs(monkeypatch:
     assert isinstance(default_sandbox(trusted=True), LocalSandbox)
     assert isinstance(default_sandbox(trusted=False), BubblewrapSandbox)
     monkeypatch.setenv("PATH", str(tmp_path))
-    assert isinstance(default_sandbox(trusted=False), LocalSandbox)
+    assert isinstance(default_sandbox(trusted=True), LocalSandbox)  # a trusted agent: no warning
+    with pytest.warns(UnconfinedWarning, match=r"local sandbox, a guardrail and not a boundary: no confining sandbox "
+                                               r"runs on this machine \(bwrap: bwrap, prlimit, setpriv not found on PATH"):
+        assert isinstance(default_sandbox(trusted=False), LocalSandbox)
+    with pytest.warns(UnconfinedWarning):
+        assert isinstance(make_sandbox("auto"), LocalSandbox)
 
 
 def test_bwrap_docstring_examples_run() -> None:

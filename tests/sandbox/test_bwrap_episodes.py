@@ -14,6 +14,7 @@ from repogym_gym.env import RepoEnv
 from repogym_gym.graders.testrun import pycache_dir, warm_pycache
 from repogym_gym.grading import confined
 from repogym_gym.gym.env import RepoGymEnv
+from repogym_gym.pyenv import env_dir, grader_env_dir
 from repogym_gym.sandbox import LocalSandbox, Sandbox
 from repogym_gym.sandbox.bwrap import BubblewrapSandbox
 from repogym_gym.task import Task, load_task
@@ -85,8 +86,12 @@ def test_confined_hides_the_task_and_the_cache_and_applies_the_task_limits(make_
     narrowed = confined(BubblewrapSandbox(), task, tmp_path / "cache")
     assert isinstance(narrowed, BubblewrapSandbox)
     assert narrowed.hide == (str(task.root.resolve()), str((tmp_path / "cache").resolve()))
-    assert narrowed.reveal == (str((tmp_path / "cache" / "envs").resolve()), str(pycache_dir().resolve()))
+    # only the environment the task's commands use, never the cache's other environments
+    assert narrowed.reveal == (str(grader_env_dir(tmp_path / "cache").resolve()), str(pycache_dir().resolve()))
     assert narrowed.limits.max_processes == 99
+    with_env = make_task(repo={"env": {"requirements": ["pytest==9.0.3"]}})
+    own = confined(BubblewrapSandbox(), with_env, tmp_path / "cache")
+    assert own.reveal == (str(env_dir(["pytest==9.0.3"], cache_dir=tmp_path / "cache").resolve()), str(pycache_dir().resolve()))
 
 
 def test_the_grader_bytecode_cache_is_warmed_on_the_host_and_read_only_inside(tiny_task: Task, tmp_path: Path) -> None:

@@ -136,9 +136,25 @@ def test_the_interpreter_and_revealed_paths_are_there_read_only_and_hidden_ones_
         work.mkdir()
         result = sh(sandbox, f"python -c 'import sys; print(sys.prefix)'; cat {revealed}/ok.txt; ls {revealed}/secret; "
                     f"cat {revealed}/token.txt; touch {revealed}/new", work)
-    assert result.stdout == f"{sys.prefix}\nvisible\n"  # the host interpreter, at its own path
+    assert result.stdout == f"{sys.base_prefix}\nvisible\n"  # the host's base interpreter, at its own path
     assert "SECRET" not in result.stdout + result.stderr and "Read-only file system" in result.stderr
     assert not (revealed / "new").exists()
+
+
+def test_python_is_the_base_interpreter_without_any_host_site_packages(docker_sandbox: DockerSandbox, tmp_path: Path) -> None:
+    """The running interpreter's venv (repogym_gym's own dependencies) is not mounted, and the base
+    interpreter's site-packages is covered: only its standard library comes from the host."""
+    code = textwrap.dedent("""\
+        import importlib.util, os, site, sys
+        print("site", [sorted(os.listdir(p)) if os.path.isdir(p) else None for p in site.getsitepackages()])
+        print("third", [m for m in ("yaml", "pydantic", "gymnasium", "jmespath", "boto3") if importlib.util.find_spec(m)])
+        """)
+    work = tmp_path / "work"
+    work.mkdir()
+    result = docker_sandbox.run(["python", "-c", code], cwd=work, timeout_s=60)
+    venv = sh(docker_sandbox, f"ls {sys.prefix} 2>&1; echo done", work)
+    assert "third []" in result.stdout and "site [[]" in result.stdout, result.stdout + result.stderr
+    assert sys.prefix == sys.base_prefix or "No such file" in venv.stdout, venv.stdout
 
 
 def test_a_run_action_cannot_read_the_tasks_secrets_or_the_cache(docker_sandbox: DockerSandbox) -> None:
