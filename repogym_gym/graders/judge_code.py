@@ -19,7 +19,10 @@ def build(J):  # noqa: C901, N803 - J is the policy's closure state, as in judge
     # Deputies: trusted functions that hand the frames they obtain on to their caller.
     deputies = (("/inspect.py", frozenset(("currentframe", "stack", "trace", "getouterframes", "getinnerframes",
                                            "getgeneratorlocals", "getcoroutinelocals"))),
-                ("/traceback.py", frozenset(("walk_stack", "walk_tb"))),
+                # the stack walkers hand on what they read (source lines, locals' reprs): an oracle of the
+                # calling test; a caught exception's own traceback (walk_tb, by TracebackException) is not
+                ("/traceback.py", frozenset(("walk_stack", "walk_tb", "extract_stack", "format_stack", "print_stack",
+                                             "extract", "_extract_from_extended_frame_gen"))),
                 ("/logging/__init__.py", frozenset(("<lambda>",))),
                 ("/asyncio/base_tasks.py", frozenset(("_task_get_stack",))))
     deputy_parts = ("/_pytest/_code/", "/pdb.py", "/bdb.py")

@@ -16,7 +16,7 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         J["instance_dict"], J["class_dict"], J["class_mro"], J["get_ident"], J["write"], J["exit"])
     state, kinds, keep, items, ledger, violations = J["state"], J["kinds"], J["keep"], J["items"], J["ledger"], J["violations"]
     # items: id(item) -> [item, node id, function, its state, ran, MRO of its test class]
-    nonce, scored_ids, scored_files, main_ident = J["nonce"], J["scored_ids"], J["scored_files"], J["main_ident"]
+    nonce, scored_ids, scored_files = J["nonce"], J["scored_ids"], J["scored_files"]
     verified, module_dicts = J["verified"], J["module_dicts"]
     violate, name_of, key_text, where = J["violate"], J["name_of"], J["key_text"], J["where"]
     kind_of_file, submission_frame, compile_grader_files = J["kind_of_file"], J["submission_frame"], J["compile_grader_files"]
@@ -92,7 +92,7 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         frame = pytest_caller(caller)
         if frame is None or not _any(_id(frame.f_code) in state["codes"][key] for key in expected.split("|")):
             return f"the runner's {caller.f_code.co_name} was not called by pytest's own flow ({where(frame)})"
-        if _get_ident() != main_ident:
+        if _get_ident() != state["judged_ident"]:
             return "an event of the runner came from another thread"
         bad = submission_frame(caller)
         if bad is not None:
@@ -126,6 +126,7 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         for key, value in pytest_codes.items():
             codes[key] = {_id(c): c for c in value} if key.endswith(("_callers", "_readers")) else value
         state["codes"] = codes
+        state["judged_ident"] = _get_ident()  # the thread pytest runs in: every later runner event comes from it
         compile_grader_files()
         return None
 
@@ -222,7 +223,7 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         if codes is None or caller is None or _id(caller.f_code) not in codes["runner"]:
             return f"a runner event ({op}) came from {where(caller)}"
         if op == "finish":
-            if submission_frame(caller) is not None or _get_ident() != main_ident:
+            if submission_frame(caller) is not None or _get_ident() != state["judged_ident"]:
                 return "the finish event came from elsewhere"
             if not state.get("checked"):
                 violate("the session never finished (no final check ran)")

@@ -26,6 +26,7 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
     verified, violate, name_of, key_text, violations = J["verified"], J["violate"], J["name_of"], J["key_text"], J["violations"]
     kind_of_file, is_submission = J["kind_of_file"], J["is_submission"]
     _is, _all, _dict_get, _referents = J["is_"], J["all"], J["dict_get"], J["get_referents"]
+    _chain, _repeat = J["chain"], J["repeat"]
     groups = {}  # group key -> {"rows": [row], "fast": flat tuple or None}
     verdict_path = frozenset(("_pytest", "pytest", "pluggy", "unittest", "builtins", "__main__", "judge_policy",
                               "judge_code", "judge_namespaces", "judge_ledger"))
@@ -35,7 +36,12 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         """A class's own dict behind its mappingproxy (so the flat check can use ``dict.get``)."""
         if _type(mapping) is J["dict"]:
             return mapping
-        found = _referents(mapping)
+        token = J["token"]
+        token[0] = "gc.get_referents"
+        try:
+            found = _referents(mapping)
+        finally:
+            token[0] = None
         return found[0] if _len(found) == 1 and _type(found[0]) is J["dict"] else None
 
     def add_row(key, snap):
@@ -67,7 +73,10 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         if group["fast"] is None:
             group["fast"] = flat(group)
         dicts, keys, values, owners, sizes = group["fast"]
-        if _all(_map(_is, _map(_dict_get, dicts, keys), values)) and _tuple(_map(_len, owners)) == sizes:
+        # every key still a str (a str subclass or any other key runs its own __eq__/__hash__ in lookups),
+        # every code-like value the same object, every namespace the same size
+        if _all(_map(_is, _map(_dict_get, dicts, keys), values)) and _tuple(_map(_len, owners)) == sizes \
+                and _all(_map(_is, _map(_type, _chain(owners)), _repeat(_str))):
             return
         before = _len(violations)
         compare(group["rows"], identity=True)

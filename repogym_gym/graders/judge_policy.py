@@ -79,6 +79,7 @@ def _primitives():
     import _thread
     import functools
     import gc
+    import itertools
     import operator
     import os
     import types
@@ -87,7 +88,9 @@ def _primitives():
         "type": type, "id": id, "len": len, "str": str, "bytes": bytes, "int": int, "dict": dict, "set": set,
         "tuple": tuple, "list": list, "zip": zip, "map": map, "sorted": sorted, "frozenset": frozenset,
         "callable": callable, "any": any, "all": all, "enumerate": enumerate, "is_": operator.is_,
-        "dict_get": dict.get, "get_referents": gc.get_referents, "compile": compile, "modules": sys.modules,
+        "dict_get": dict.get, "get_referents": gc.get_referents, "gc_isenabled": gc.isenabled,
+        "gc_disable": gc.disable, "gc_enable": gc.enable, "token": [None],
+        "chain": itertools.chain.from_iterable, "repeat": itertools.repeat, "stat": os.stat, "getcwd": os.getcwd, "compile": compile, "modules": sys.modules,
         "getframe": sys._getframe, "get_ident": _thread.get_ident, "write": os.write, "exit": os._exit,
         "os_open": os.open, "os_read": os.read, "os_close": os.close, "O_RDONLY": os.O_RDONLY,
         "FunctionType": types.FunctionType, "MethodType": types.MethodType, "ModuleType": types.ModuleType,
@@ -100,7 +103,6 @@ def _primitives():
         "class_name": type.__dict__["__name__"].__get__,
         "class_qualname": type.__dict__["__qualname__"].__get__,
         "class_mro": type.__dict__["__mro__"].__get__,
-        "main_ident": _thread.get_ident(),
     }
 
 
@@ -120,6 +122,15 @@ def install(config):
     grader_bytes = dict(config["grader_files"])  # abs path -> bytes read before any test code ran
     for path in list(grader_bytes):
         grader_bytes.setdefault(os.path.realpath(path), grader_bytes[path])
+    inodes = set()
+    for path in grader_bytes:
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        inodes.add((st.st_dev, st.st_ino))
+    skip = [p for p in (sys.base_prefix, sys.prefix, sys.pycache_prefix) if p]
+    J.update(grader_inodes=frozenset(inodes), open_skip_prefixes=tuple(p.rstrip("/") + "/" for p in skip))
     J.update(
         nonce=config["nonce"], tree=os.path.realpath(config["tree"]).rstrip("/") + "/", grader_bytes=grader_bytes,
         scored_files=frozenset(config["scored_files"]), scored_ids=frozenset(config["scored_ids"]),
@@ -161,8 +172,9 @@ def _core(J):  # noqa: N803
 
 def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
     """The audit hook: each audited operation decided from its caller (see the module docstring)."""
-    _type, _id, _str, _bytes, _any, _set = J["type"], J["id"], J["str"], J["bytes"], J["any"], J["set"]
+    _type, _id, _str, _bytes, _any, _set, _len, _stat = J["type"], J["id"], J["str"], J["bytes"], J["any"], J["set"], J["len"], J["stat"]
     _getframe, _get_ident = J["getframe"], J["get_ident"]
+    _gc_isenabled, _gc_disable, _gc_enable = J["gc_isenabled"], J["gc_disable"], J["gc_enable"]
     _os_open, _os_read, _os_close, _O_RDONLY = J["os_open"], J["os_read"], J["os_close"], J["O_RDONLY"]
     _FunctionType, _CodeType = J["FunctionType"], J["CodeType"]
     _ValueError, _AttributeError, _ImportError, _PermissionError, _RuntimeError, _BaseException, _OSError = (
@@ -180,13 +192,17 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
     forbidden_imports = frozenset(("ctypes", "_ctypes", "_testcapi", "_testinternalcapi", "_testbuffer", "_testmultiphase",
                                    "_testimportmultiple", "_xxtestfuzz", "_ctypes_test", "_xxsubinterpreters",
                                    "_testsinglephase", "cffi", "_cffi_backend"))
-    busy = _set()  # idents of threads inside the hook (the hook's own events pass through)
+    busy = {}  # thread ident -> how deep it is inside the policy
+    token = J["token"]  # [event name]: the one privileged call the policy announces for itself
 
     def caller_of_event():
+        token[0] = "sys._getframe"
         try:
             return _getframe(4)  # this <- dispatch <- guarded <- hook <- the code that raised the event
         except _ValueError:
             return None
+        finally:
+            token[0] = None
 
     def file_bytes(path):
         fd = _os_open(path, _O_RDONLY)
@@ -274,6 +290,53 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
             return _PermissionError, f"{key_text(name)} of class {_class_qualname(target)} assigned ({where(caller)})"
         return None
 
+    grader_names = frozenset(last_part(p) for p in J["grader_bytes"])
+    grader_inodes = J["grader_inodes"]
+    skip_prefixes = J["open_skip_prefixes"]  # the interpreter's installation and bytecode cache: never grader files
+    importers = (("<frozen importlib._bootstrap_external>", "get_data"), ("/_pytest/assertion/rewrite.py", "_rewrite_test"))
+
+    def is_grader_file(path):
+        if _type(path) is _bytes:
+            path = path.decode("utf-8", "surrogateescape")
+        if _type(path) is not _str:
+            return False  # an open file descriptor
+        if path in J["grader_bytes"]:
+            return True
+        if path.startswith("/"):
+            if _any(path.startswith(prefix) for prefix in skip_prefixes):
+                return False
+        elif last_part(path) in grader_names:  # relative (perhaps to a dir_fd the event does not show)
+            return True
+        try:
+            st = _stat(path)  # follows symlinks; hard links and renames keep the inode
+        except (_OSError, _ValueError):
+            return False
+        return (st.st_dev, st.st_ino) in grader_inodes
+
+    def imported(caller):
+        frame, hops = caller, 0
+        while frame is not None and hops < 4:
+            code = frame.f_code
+            if _any(code.co_filename.endswith(tail) and code.co_name == name for tail, name in importers):
+                return True
+            frame, hops = frame.f_back, hops + 1
+        return False
+
+    def on_open(path):
+        """``/proc/*/mem`` never; a grader file (a test's source) only for the import system: the code
+        under test reading the tests it is judged by would be an oracle of their expected values."""
+        if last_part(path) == "mem":
+            return _PermissionError, f"opening {path!r} is not allowed while tests are judged"
+        if state["codes"] is None or not is_grader_file(path):
+            return None
+        caller = caller_of_event()
+        bad = J["submission_frame"](caller)
+        if bad is not None:
+            return _PermissionError, f"code of the submission read a test file ({where(bad)})"
+        if imported(caller):
+            return None
+        return _PermissionError, f"a test file is read only to import it ({where(caller)})", False  # quietly: linecache
+
     def on_symlink(target):
         if _type(target) is _bytes:
             target = target.decode("latin-1")
@@ -284,9 +347,7 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
     def dispatch(event, args):  # noqa: C901, PLR0911 - one branch per audited operation
         """None to allow ``event``, or (exception type, message) to refuse it as a violation."""
         if event == "open":
-            if last_part(args[0]) == "mem":
-                return _PermissionError, f"opening {args[0]!r} is not allowed while tests are judged"
-            return None
+            return on_open(args[0])
         caller = caller_of_event()
         if event in deny_always:
             return _RuntimeError, f"{event} is not allowed while tests are judged ({where(caller)})"
@@ -326,16 +387,32 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
 
     def guarded(event, args):
         ident = _get_ident()
-        if ident in busy or (state["finished"] and event != "repogym.judge"):
+        if ident in busy:
+            if token[0] is not None and event == token[0]:
+                token[0] = None
+                return None  # the policy's own sys._getframe or gc.get_referents, announced just before it
+            if event != "repogym.judge" and state["finished"]:
+                return None
+            # Anything else raised while the policy runs is foreign code running inside it (a signal
+            # handler, a finalizer): judged like any other event, never waved through.
+        elif state["finished"] and event != "repogym.judge":
             return None
-        busy.add(ident)
+        depth = busy.get(ident, 0)
+        busy[ident] = depth + 1
+        collecting = _gc_isenabled()
+        _gc_disable()  # no cyclic-GC finalizer of the submission runs inside the policy
         try:
             verdict = dispatch(event, args)
         except _BaseException as exc:  # noqa: BLE001 - a fault of the policy itself fails closed
             verdict = _RuntimeError, f"the judge's policy failed on {event}: {name_of(exc)}"
         finally:
-            busy.discard(ident)
-        if verdict is not None:
+            if depth:
+                busy[ident] = depth
+            else:
+                del busy[ident]
+            if collecting:
+                _gc_enable()
+        if verdict is not None and _len(verdict) == 2:  # a third element False: refused, not a violation
             violate(verdict[1])
         return verdict
 

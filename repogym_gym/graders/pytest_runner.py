@@ -17,7 +17,8 @@ before anything else happens. The order of what follows is the point:
    runs (hence ``-S``), before pytest is imported and before any code of the task exists here;
 2. ``site`` adds the interpreter's site-packages; pytest is imported; the runner tells the policy
    which code is pytest's, pluggy's and its own (the ``init`` event);
-3. pytest runs with the runner's plugin, which collects only the files behind the scored ids (so
+3. pytest runs, in a thread of its own (no handler of a signal can be installed from it, and
+   none runs in it), with the runner's plugin, which collects only the files behind the scored ids (so
    test modules a submission added never load) and reports pytest's own flow to the policy: the
    items of each collected module, the start and end of each test's protocol, each test's call
    and each phase's report. The policy keeps the ledger and decides what counts;
@@ -240,14 +241,25 @@ def main():
             _audit("repogym.judge", "report", report, report.nodeid, report.when, report.outcome)
 
     _wrap_monkeypatch()
-    _init(_Judge)
-    code = pytest.main(args, plugins=[_Judge(selection.get("files", []))])
-    sys.stdout.flush()
-    sys.stderr.flush()
-    try:
+
+    def judged():
+        _init(_Judge)
+        code = pytest.main(args, plugins=[_Judge(selection.get("files", []))])
+        sys.stdout.flush()
+        sys.stderr.flush()
         _audit("repogym.judge", "finish", int(code))
+
+    # pytest (and so all code under test) runs in a thread of its own: Python runs signal handlers
+    # in the main thread only and refuses to install one from any other, so no code of the task can
+    # have a handler called, with whatever frame it interrupts, in the middle of the policy.
+    import threading
+
+    worker = threading.Thread(target=judged, name="repogym-judged")
+    try:
+        worker.start()
+        worker.join()
     finally:
-        os._exit(3)  # finish ends the process itself; reaching here means it was refused
+        os._exit(3)  # finish ends the process itself; reaching here means it was refused or never came
 
 
 if __name__ == "__main__":

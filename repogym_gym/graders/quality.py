@@ -40,6 +40,11 @@ _SOURCE_SUFFIXES = (".py", ".pyw", ".pyi")
 #: Other changed files past this size are not parsed (a loader or exec is needed to run them,
 #: which is refused anyway); parsing megabytes of CSV would cost the grader gigabytes. In bytes.
 _OPTIONAL_PARSE_LIMIT = 1 << 20
+#: Python's parser holds about 500 times a module's size while it parses (a 4 MB module took the
+#: grader's process from 63 MB to 2 GB): the source measured in one grading is bounded, per file
+#: and in all, and past that the submission is unmeasurable (score 0). In bytes.
+MAX_PARSE_BYTES = 512 * 1024
+MAX_PARSED_BYTES = 2 << 20
 
 
 class _Unmeasurable(Exception):
@@ -103,12 +108,13 @@ def _modules(repo: Path, paths: list[str], changed: list[str]) -> dict[str, ast.
     except (OSError, TypeError, ValueError) as exc:
         raise _Unmeasurable(f"cannot measure {paths}: {exc}") from None
     modules: dict[str, ast.Module] = {}
+    budget = [MAX_PARSED_BYTES]
     for rel, data in required:
         if rel not in modules:
-            modules[rel] = _parse(rel, data, required=True)  # type: ignore[assignment]
+            modules[rel] = _parse(rel, _within(rel, data, budget), required=True)  # type: ignore[assignment]
     for rel in changed:
         if rel.endswith(_SOURCE_SUFFIXES) and rel not in modules:
-            modules[rel] = _parse(rel, _read(repo, rel), required=True)  # type: ignore[assignment]
+            modules[rel] = _parse(rel, _within(rel, _read(repo, rel), budget), required=True)  # type: ignore[assignment]
     for rel in changed:
         if rel in modules or rel.endswith(_NATIVE_SUFFIXES):
             continue
@@ -116,7 +122,7 @@ def _modules(repo: Path, paths: list[str], changed: list[str]) -> dict[str, ast.
             small = (repo / rel).stat().st_size <= _OPTIONAL_PARSE_LIMIT
         except OSError as exc:
             raise _Unmeasurable(f"cannot measure {rel}: {exc.strerror or exc}") from None
-        tree = _parse(rel, _read(repo, rel), required=False) if small else None
+        tree = _parse(rel, _within(rel, _read(repo, rel), budget), required=False) if small else None
         if tree is not None:
             modules[rel] = tree
     return modules
@@ -134,6 +140,15 @@ def _importable_binary(repo: Path, rel: str) -> str | None:
     return None
 
 
+def _within(rel: str, data: bytes, budget: list[int]) -> bytes:
+    """``data``, if parsing it stays within :data:`MAX_PARSE_BYTES` and what is left of ``budget``."""
+    if len(data) > MAX_PARSE_BYTES or len(data) > budget[0]:
+        raise _Unmeasurable(f"cannot measure {rel}: {len(data)} bytes of source is more than the grader parses "
+                            f"({MAX_PARSE_BYTES} per file, {MAX_PARSED_BYTES} in all)")
+    budget[0] -= len(data)
+    return data
+
+
 def _read(repo: Path, rel: str) -> bytes:
     """A changed file's bytes, read as :func:`repogym_gym.metrics.read_source` reads (bounded, no fifo)."""
     try:
@@ -147,7 +162,7 @@ def _parse(rel: str, data: bytes, *, required: bool) -> ast.Module | None:
     try:
         return parse_module(data, rel)
     except NestedTooDeep:  # parses or not, nobody can tell: fail closed
-        raise _Unmeasurable(f"cannot measure {rel}: nested too deep for the parser") from None
+        raise _Unmeasurable(f"cannot measure {rel}: nested too deeply for the parser") from None
     except (SyntaxError, ValueError) as exc:
         if required:
             raise _Unmeasurable(f"cannot measure {rel}: {exc}") from None

@@ -12,10 +12,11 @@ For ``runner: pytest`` the grader builds the whole invocation itself::
   ``os._exit`` so no ``atexit`` hook of the code under test runs after the report is written;
   the grader requires the record and the JUnit report to agree on which ids passed;
 - ``-I``: an isolated interpreter (no ``PYTHONPATH``, user site or current directory on sys.path);
-- ``-X pycache_prefix=<cache>/pycache``: bytecode is read and written only in a grader-owned
-  cache outside the tree, so no ``.pyc`` in the tree (stale, or planted with a matching mtime)
-  runs; the part of that cache mirroring the tested tree is deleted after every run, so only the
-  interpreter's and pytest's own bytecode is reused (the tree is always compiled afresh);
+- ``-B -X pycache_prefix=<cache>/pycache``: bytecode is read only from a grader-owned cache
+  outside the tree (filled by :func:`warm_pycache` with the interpreter's and pytest's own), and
+  never written by a judged run: no ``.pyc`` in the tree (stale, or planted with a matching
+  mtime) runs, and no bytecode of a grading copy (its hidden tests, a golden module) lands in the
+  cache every sandbox is shown, where a concurrent episode could read it;
 - ``-c``: the grader's own ini, so ``pytest.ini``/``pyproject.toml``/``tox.ini``/``setup.cfg`` in
   the repository are never read; it carries the *baseline's* settings (markers, python_files,
   ...) except ``addopts`` and ``required_plugins``, with absolute ``pythonpath`` entries and
@@ -59,6 +60,7 @@ from repogym_gym.junit import JUnitReport, parse_junit_xml
 from repogym_gym.results import CommandResult
 from repogym_gym.sandbox import Sandbox, scrubbed_env
 from repogym_gym.spec import TestSpec
+from repogym_gym.tree import discard_tree
 
 __all__ = ["RUNNER_SCRIPT", "TestRun", "baseline_pytest_settings", "pytest_argv", "run_tests", "warm_pycache"]
 
@@ -145,7 +147,7 @@ def write_ini(path: Path, repo: Path, baseline_tree: Path, spec: TestSpec) -> No
 def pytest_argv(spec: TestSpec, repo: Path, ini: Path, junit: Path, sentinel: str | None,
                 runner: Path, selection: Path) -> list[str]:
     """The grader's pytest command line (see the module docstring)."""
-    argv = ["python", "-I", "-S", "-X", f"pycache_prefix={pycache_dir()}", str(runner), str(selection)]
+    argv = ["python", "-I", "-S", "-B", "-X", f"pycache_prefix={pycache_dir()}", str(runner), str(selection)]
     argv += ["-c", str(ini), "--rootdir", str(repo), "--confcutdir", str(repo)]
     argv += ["-p", "no:cacheprovider", "--continue-on-collection-errors", *_task_args(spec, junit)]
     return argv + ([sentinel] if sentinel else [])
@@ -405,12 +407,16 @@ def run_tests(
         env = {}
     # the runner's record (every test of the scored files) ends the output: keep room for it
     limit = max(output_limit_bytes, 4_000_000) if nonce else output_limit_bytes
-    result = sandbox.run(argv, cwd=repo, timeout_s=timeout_s, env={**(extra_env or {}), **env}, output_limit_bytes=limit,
-                         writable=[scratch])
-    if sentinel_id:
-        (repo / sentinel_id.split("::")[0]).unlink(missing_ok=True)
-    if spec.runner == "pytest":
-        _drop_tree_bytecode(repo)
+    try:
+        result = sandbox.run(argv, cwd=repo, timeout_s=timeout_s, env={**(extra_env or {}), **env},
+                             output_limit_bytes=limit, writable=[scratch])
+    finally:
+        # The code under test may have put anything where the sentinel was (a directory, a fifo):
+        # remove whatever stands there, never raising, so it cannot turn a 0 into an infra error.
+        if sentinel_id:
+            discard_tree(repo / sentinel_id.split("::")[0])
+        if spec.runner == "pytest":
+            _drop_tree_bytecode(repo)
     record = None
     if nonce:
         record, stdout = _read_record(result.stdout, nonce)

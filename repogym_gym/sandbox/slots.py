@@ -117,6 +117,11 @@ class SlotPool:
             time.sleep(0.01)
 
 
+def _is_slot_uid(uid: int) -> bool:
+    """Whether ``uid`` lies in the range sandbox slots are handed out from (never a real user's)."""
+    return DEFAULT_FIRST_UID <= uid < 61184 and not _is_known_id(uid)
+
+
 def check_handable(tree: str | os.PathLike[str]) -> str:
     """Return the real path of ``tree`` if it may be handed to a sandbox uid.
 
@@ -127,7 +132,7 @@ def check_handable(tree: str | os.PathLike[str]) -> str:
 
     Raises:
         SandboxError: for ``/`` or a directory directly under it (``/tmp``, ``/home``, ``/work``),
-            a sticky directory (a shared temp directory), the home directory or one of its
+            a sticky directory not owned by a slot uid (a shared temp directory), the home directory or one of its
             ancestors, or a directory holding this process's working directory or its interpreter.
     """
     real = os.path.realpath(os.fspath(tree))
@@ -135,7 +140,9 @@ def check_handable(tree: str | os.PathLike[str]) -> str:
     inside = [os.path.realpath(p) for p in (os.getcwd(), sys.prefix, os.path.expanduser("~"))]
     reasons = [
         (real.rstrip("/").count("/") <= 1, "it is / or a directory directly under /"),
-        (bool(st.st_mode & stat.S_ISVTX), "it is a shared (sticky) directory"),
+        # a shared temp directory is sticky and root's; a tree already handed to a slot uid that a
+        # command made sticky (chmod +t .) is still its own, and refusing it would be an infra error
+        (bool(st.st_mode & stat.S_ISVTX) and not _is_slot_uid(st.st_uid), "it is a shared (sticky) directory"),
         (any(p == real or p.startswith(real.rstrip("/") + "/") for p in inside),
          "it holds this process's working directory, its interpreter or its home directory"),
     ]

@@ -54,7 +54,7 @@ def test_refactor_golden_scores_one(refactor_task: Task) -> None:
     result = grade_patch(refactor_task, refactor_task.golden_patch())
     assert result.component("quality").details["violations"] == {"max_function_length": [], "max_cyclomatic_complexity": []}
     assert (result.score, result.passed) == (1.0, True)
-    assert result.summary() == "PASS 1.000 (constraints=1.00✓(gate), tests=1.00✓(gate), quality=1.00✓)"
+    assert result.summary() == "PASS 1.000 (constraints=1.00✓(gate), quality=1.00✓, tests=1.00✓(gate))"
 
 
 def _pad_quote(source: str) -> str:
@@ -251,7 +251,7 @@ def test_a_file_nested_too_deep_for_the_parser_is_unmeasurable(make_task: MakeTa
     result = grade_files(task, {name: source})
     quality = result.component("quality")
     assert quality.details["violations"] == {rule: ["unmeasurable"] for rule in ("max_function_length", "max_cyclomatic_complexity")}
-    assert quality.messages == [f"cannot measure {name}: nested too deep for the parser"]
+    assert quality.messages == [f"cannot measure {name}: nested too deeply for the parser"]
     assert (quality.score, result.score) == (0.0, 0.0)
 
 

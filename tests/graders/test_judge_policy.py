@@ -49,6 +49,13 @@ DENIED = {
     "the process's memory": "open('/proc/self/mem', 'rb')",
     "a symlink into /proc": "import os, tempfile\nos.symlink('/proc/self/mem', tempfile.mktemp())",
     "a pytest object's class": "import sys\nsys.modules['_pytest.reports'].TestReport.__bases__ = (object,)",
+    "a test file's source": "import os\nopen(os.path.join(os.path.dirname(__file__), 'tests', 'test_x.py')).read()",
+    "a test file through a symlink": ("import os, tempfile\nlink = tempfile.mktemp()\n"
+                                      "os.symlink(os.path.join(os.path.dirname(__file__), 'tests', 'test_x.py'), link)\n"
+                                      "open(link).read()"),
+    "a test file by name from a directory descriptor": ("import os\nfd = os.open(os.path.join(os.path.dirname(__file__), "
+                                                        "'tests'), os.O_RDONLY)\nos.open('test_x.py', os.O_RDONLY, dir_fd=fd)"),
+    "a test's source lines from the stack": "import traceback\ntraceback.extract_stack()",
 }
 
 ALLOWED = {
@@ -65,10 +72,11 @@ ALLOWED = {
     "exec of a string": "ns = {}\nexec('y = 21 * 2', ns)\nassert ns['y'] == 42",
     "a subprocess": "import subprocess, sys\nassert subprocess.run([sys.executable, '-c', 'print(1)'], capture_output=True).stdout == b'1\\n'",
     "inspect.signature": "import inspect\nassert list(inspect.signature(run).parameters) == []",
+    "its own source read": "import os\nassert open(__file__).read().startswith('def run')",
 }
 
 
-def judge(tmp_path: Path, body: str, test_file: str = TEST_FILE) -> tuple[dict | None, str]:
+def judge(tmp_path: Path, body: str, test_file: str = TEST_FILE, env: dict[str, str] | None = None) -> tuple[dict | None, str]:
     """Run the runner on a tree whose ``mod.run()`` executes ``body``; (record or None, output)."""
     tree = tmp_path / "tree"
     (tree / "tests").mkdir(parents=True)
@@ -84,7 +92,7 @@ def judge(tmp_path: Path, body: str, test_file: str = TEST_FILE) -> tuple[dict |
     (scratch / "sel.json").write_text(json.dumps({"nonce": nonce, "files": ["tests/test_x.py"], "ids": ids,
                                                  "tree": str(tree), "grader_files": ["tests/test_x.py"]}))
     (scratch / "pytest.ini").write_text(f"[pytest]\naddopts =\npythonpath =\n    {tree}\n")
-    env = {"PATH": os.environ["PATH"], "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "HOME": str(tmp_path)}
+    env = {"PATH": os.environ["PATH"], "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "HOME": str(tmp_path), **(env or {})}
     done = subprocess.run([sys.executable, "-I", "-S", str(scratch / "pytest_runner.py"), str(scratch / "sel.json"),
                            "-c", str(scratch / "pytest.ini"), "--rootdir", str(tree), "-p", "no:cacheprovider", "-q",
                            str(tree / "tests")], cwd=tree, env=env, capture_output=True, text=True, timeout=120)
@@ -115,6 +123,10 @@ NAMED = {
     "the process's memory": '/proc/self/mem',
     'a symlink into /proc': 'a symlink to',
     "a pytest object's class": '__bases__ of class TestReport',
+    "a test file's source": 'read a test file',
+    "a test file through a symlink": 'read a test file',
+    "a test file by name from a directory descriptor": 'read a test file',
+    "a test's source lines from the stack": '_getframe',
 }
 
 
@@ -186,3 +198,30 @@ def test_a_record_framed_twice_is_no_record() -> None:
     good = '{"exit_code": 0, "record": {"t": "passed"}, "violations": []}'
     assert _read_record(f"@@n@@{good}@@n@@", "@@n@@")[0] == json.loads(good)
     assert _read_record(f"@@n@@{good}@@n@@@@n@@{good}@@n@@", "@@n@@")[0] is None
+
+
+SIGNAL_HANDLER = """\
+import gc, os, signal
+
+def on_alarm(signum, frame_):  # would receive whatever frame it interrupts, the policy's own included
+    gc.get_objects()
+
+try:
+    signal.signal(signal.SIGALRM, on_alarm)
+    outcome = "installed"
+except ValueError as exc:
+    outcome = f"refused: {exc}"
+with open(os.environ["COUNTS"], "w") as fh:
+    fh.write(outcome)
+"""
+
+
+def test_code_under_test_cannot_install_a_signal_handler(tmp_path: Path) -> None:
+    """Python runs signal handlers between any two bytecodes, the policy's own included, and hands them
+    the frame they interrupt: pytest runs in a thread of its own, from which Python refuses to install
+    a handler (and in which none runs)."""
+    counts = tmp_path / "counts"
+    record, output = judge(tmp_path, SIGNAL_HANDLER, env={"COUNTS": str(counts)})
+    assert record is not None, output[-3000:]
+    assert counts.read_text().startswith("refused: signal only works in main thread"), counts.read_text()
+    assert record["record"]["tests/test_x.py::test_runs"] == "passed"

@@ -239,7 +239,35 @@ print("done", flush=True)
     assert time.monotonic() - began < 50
     held = tree_bytes([env.workspace.path])
     slack = 160 * _MB if env.sandbox.name == "docker" else 64 * _MB
-    assert held <= 20 * _MB + slack < 100 * _MB, f"the workspace holds {held // _MB} MiB of the 100 MiB attempted"
+    assert held <= 20 * _MB + slack and held < 100 * _MB, f"the workspace holds {held // _MB} MiB of the 100 MiB attempted"
     result = submit(env)
     assert_unearned_zero(result)
     assert messages(result)
+
+
+@attack(G, "a module of megabytes for the quality grader's parser (the host's memory)", local="score 0", confining="score 0")
+def test_a_module_too_large_to_parse_is_unmeasurable(start: Start, make_task: MakeTask) -> None:
+    """Python's parser holds about 500 times a module's size: a 4 MB module took the host process
+    from 63 MB to 2 GB. Source past the grader's parse budget is unmeasurable (score 0), unparsed."""
+    env = start(make_task(constraints={"max_function_length": 50}))
+    fixed(env)
+    write(env, "calc/big.py", "".join(f"v{i} = {i}\n" for i in range(400_000)))
+    result = submit(env)
+    assert_unearned_zero(result)
+    quality = component(result, "quality")
+    assert any("more than the grader parses" in m for m in quality["messages"]), quality
+
+
+@attack(G, "the workspace made sticky (chmod +t .) before a command", local="n/a (no uid hand-over)",
+        confining="runs as usual")
+def test_a_sticky_workspace_is_not_an_infra_error(start: Start, tiny_task: Task) -> None:
+    """The confining sandboxes hand a command's tree to its slot uid and refuse a shared (sticky)
+    directory; a workspace a command made sticky is still the episode's own, not an infra error."""
+    env = start(tiny_task)
+    assert run(env, "chmod +t .").observation.exit_code == 0
+    listed = run(env, "ls")
+    assert "infra_error" not in listed.info, listed.info
+    assert listed.observation.exit_code == 0 and "calc" in listed.observation.text, listed.observation.text
+    fixed(env)
+    result = submit(env)
+    assert result.info.get("infra_error") is None and result.reward == 1.0, result.observation.text[-1500:]
