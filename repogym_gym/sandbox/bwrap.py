@@ -22,6 +22,11 @@ A command runs as ``prlimit <limits> -- bwrap <mounts> <namespaces> -- setpriv <
 - **namespaces**: new PID, network (loopback only), IPC, UTS and cgroup namespaces; bwrap is PID 1
   of the command and dies with its parent, and the kernel kills every process of a PID namespace
   when its PID 1 ends, so a ``setsid`` daemon never outlives its command; ``--new-session``.
+- **system calls**: a seccomp filter refuses the kernel keyring (``add_key``, ``request_key``,
+  ``keyctl``: EPERM), the one store of a uid that outlives its processes and is not namespaced,
+  through which a grading-time process could hand hidden tests to a later command of the same
+  pool uid (:mod:`repogym_gym.sandbox.seccomp`). With the namespaces above, nothing of one
+  command persists into another but what it wrote into its ``cwd`` and ``writable`` trees.
 - **privileges**: bwrap (started as root) keeps only CAP_SETUID/SETGID/SETPCAP/DAC_OVERRIDE, which
   it needs to enter the working directory and ``setpriv`` needs to switch to the command's own
   unprivileged uid (see :mod:`repogym_gym.sandbox.slots`), clear groups, empty every capability
@@ -71,6 +76,7 @@ from repogym_gym.sandbox.disk import DiskWatch
 from repogym_gym.sandbox.limits import SandboxLimits, prlimit_argv
 from repogym_gym.sandbox.process import run_process
 from repogym_gym.sandbox.pytrees import python_trees
+from repogym_gym.sandbox.seccomp import filter_fd
 from repogym_gym.sandbox.runtime import python_runtime, sandbox_path
 from repogym_gym.sandbox.slots import SlotPool, hand_over
 
@@ -247,9 +253,13 @@ class BubblewrapSandbox:
             hand_over([Path(work), *map(Path, extra)], uid, reclaim=pool.uids)
             disk_mb = self.limits.disk_mb
             watch = DiskWatch([Path(work), *map(Path, extra)], disk_mb * _MB) if disk_mb is not None else None
-            command = self.command(argv, cwd=work, env=env, writable=extra, uid=uid)
-            return run_process(command, cwd=work, env=_HOST_ENV, timeout_s=timeout_s,
-                               output_limit_bytes=output_limit_bytes, display_argv=list(argv), watch=watch)
+            program = filter_fd()
+            try:
+                command = self.command(argv, cwd=work, env=env, writable=extra, uid=uid, seccomp_fd=program)
+                return run_process(command, cwd=work, env=_HOST_ENV, timeout_s=timeout_s, pass_fds=[program],
+                                   output_limit_bytes=output_limit_bytes, display_argv=list(argv), watch=watch)
+            finally:
+                os.close(program)
 
     def command(
         self,
@@ -259,14 +269,19 @@ class BubblewrapSandbox:
         env: Mapping[str, str] | None = None,
         writable: Sequence[str] = (),
         uid: int,
+        seccomp_fd: int | None = None,
     ) -> list[str]:
-        """The full host argv that runs ``argv`` as ``uid`` in the sandbox (paths already real)."""
+        """The full host argv that runs ``argv`` as ``uid`` in the sandbox (paths already real),
+        under the seccomp filter bwrap reads from ``seccomp_fd``
+        (:func:`~repogym_gym.sandbox.seccomp.filter_fd`; None: no filter, for inspection only)."""
         limits = self.limits
         tmp_size = str(limits.tmp_size_mb * _MB)
         args = [self._prlimit or "prlimit", *prlimit_argv(limits)[1:], self._bwrap or "bwrap"]
         args += self._mounts(cwd, writable, tmp_size)
         args += ["--chdir", cwd, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
                  "--unshare-cgroup-try", "--hostname", "repogym", "--die-with-parent", "--new-session"]
+        if seccomp_fd is not None:
+            args += ["--seccomp", str(seccomp_fd)]
         # kept only for bwrap's own chdir (into a tree the command's uid owns) and for setpriv, whose
         # switch to the slot uid clears them all; it also empties the bounding set
         args += ["--cap-drop", "ALL", *(a for cap in _KEPT_CAPS for a in ("--cap-add", cap)), "--clearenv"]
