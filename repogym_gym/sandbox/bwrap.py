@@ -76,8 +76,8 @@ from repogym_gym.sandbox.disk import DiskWatch
 from repogym_gym.sandbox.limits import SandboxLimits, prlimit_argv
 from repogym_gym.sandbox.process import run_process
 from repogym_gym.sandbox.pytrees import python_trees
-from repogym_gym.sandbox.seccomp import filter_fd
 from repogym_gym.sandbox.runtime import python_runtime, sandbox_path
+from repogym_gym.sandbox.seccomp import filter_fd
 from repogym_gym.sandbox.slots import SlotPool, hand_over
 
 __all__ = ["BubblewrapSandbox", "SANDBOX_ENV", "SYSTEM_DIRS", "host_sockets", "system_python_trees"]
@@ -119,7 +119,7 @@ def _under(path: str, parent: str) -> bool:
 def system_python_trees() -> tuple[str, ...]:
     """What every command's sandbox covers of the Python code in :data:`SYSTEM_DIRS` (all of it
     but the running interpreter's standard library: see :mod:`repogym_gym.sandbox.pytrees`);
-    walked once per process (0.8 s on a host with a cloud SDK under ``/usr``)."""
+    walked once per process (0.6 to 0.9 s on a host with a cloud SDK under ``/usr``)."""
     roots = [p for p in SYSTEM_DIRS if os.path.isdir(p) and not os.path.islink(p)]
     return python_trees([_real(p) for p in roots], keep=python_runtime().dirs)
 
