@@ -1,17 +1,29 @@
-"""Is a task's answer in sight? A file visible inside its sandbox with the bytes of a golden version.
+"""Is a task's answer in sight? A file visible inside its sandbox holding a golden version, or one of its hunks.
 
 The answer to a task is the golden version of each file its golden patch changes. If a file
-with exactly those bytes is visible to the task's commands anywhere (another release of the
-package in an interpreter's ``site-packages``, a vendored copy under ``/usr``, a second
-checkout), ``diff`` hands the agent the golden patch and the task is no reward signal.
+visible to the task's commands anywhere holds it (another release of the package in an
+interpreter's ``site-packages``, a vendored copy under ``/usr``, a second checkout), ``diff``
+hands the agent the golden patch and the task is no reward signal. Another release is rarely
+the same bytes: it differs elsewhere in the file (jmespath 0.10.0's ``visitor.py`` in a cloud
+SDK, more_itertools 8.8.0 vendored by setuptools), yet holds the changed lines as the golden
+version has them. So a scan looks for two things:
 
-:func:`scan_for_answers` looks for such files *inside* the sandbox an untrusted episode of the
-task gets, from a real workspace of the task, so it sees exactly what the agent would: a
-confining sandbox shows only its allowlist, so the walk covers only that (about 120,000 files
-and 2 s on a Debian host with CUDA and a cloud SDK under ``/usr``, once the page cache is warm).
-Only files of a golden file's size are read and hashed (sha256); ``/proc``, ``/sys`` and
-``/dev`` are skipped; symlinks are not followed (their targets are visited where visible);
-empty golden files are not looked for (every empty file would match).
+- **copies**: a file, of any name, with the bytes of a golden file (size, then sha256);
+- **hunks**: a file named like a changed file (``more.py``; for ``pkg/__init__.py`` also
+  ``pkg.py``) holding one of the golden version's *hunks*: each changed region of the golden
+  file with :data:`HUNK_CONTEXT` non-blank lines around it (as a unified diff shows it, at
+  most :data:`MAX_HUNK_LINES` lines), compared line by line with surrounding whitespace and
+  blank lines ignored. A hunk the task's own baseline file already holds is not looked for (it
+  tells nothing apart), nor are files that are not UTF-8 text.
+
+:func:`scan_for_answers` looks *inside* the sandbox an untrusted episode of the task gets, from
+a real workspace of the task, so it sees exactly what the agent would: a confining sandbox shows
+only its allowlist, so the walk covers only that (about 20,000 files and 1 s under bubblewrap on
+a Debian host with CUDA and a cloud SDK under ``/usr``, page cache warm). Only files of a golden
+file's size are hashed and only same-named files are read for hunks, after a search for the
+hunk's longest line in their bytes; ``/proc``, ``/sys`` and ``/dev`` are skipped; symlinks are
+not followed (their targets are visited where visible); empty golden files are not looked for.
+Not looked at: code inside archives (wheels, zips), renamed near-copies.
 
 Example:
     >>> scan = scan_for_answers(task, BubblewrapSandbox())               # doctest: +SKIP
@@ -21,11 +33,14 @@ Example:
 
 from __future__ import annotations
 
+import difflib
 import json
+import posixpath
 import secrets
 import tempfile
 import time
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -38,19 +53,35 @@ from repogym_gym.task import Task
 from repogym_gym.tree import scan_tree
 from repogym_gym.workspace import Workspace, default_baseline_store
 
-__all__ = ["SCANNER", "AnswerCopy", "AnswerScan", "golden_files", "scan_for_answers"]
+__all__ = ["HUNK_CONTEXT", "MAX_HUNK_LINES", "SCANNER", "AnswerCopy", "AnswerScan", "GoldenHunk", "golden_files",
+           "golden_hunks", "scan_for_answers"]
 
 #: Most copies a scan reports.
 MAX_COPIES = 200
+#: Unchanged non-blank lines kept on each side of a changed region of a golden file, in a hunk looked for.
+HUNK_CONTEXT = 2
+#: Most (non-blank) lines of a hunk looked for; a longer one is cut to its first lines.
+MAX_HUNK_LINES = 40
 
-#: The walk run inside the sandbox: ``python -I -c SCANNER <targets JSON> <marker>``; prints
-#: ``<marker>{"scanned": files, "found": [[golden path, visible path], ...]}`` last.
+#: The walk run inside the sandbox: ``python -I -c SCANNER <targets JSON file> <marker>``; prints
+#: ``<marker>{"scanned": files, "found": [[golden path, visible path, what], ...]}`` last, where
+#: ``what`` is ``"file"`` (the golden bytes) or ``"hunk:<line>"`` (the hunk at that golden line).
 SCANNER = r"""
 import hashlib, json, os, sys
-targets, marker = json.loads(sys.argv[1]), sys.argv[2]
-by_size = {}
-for size, digest, rel in targets:
+own, marker = os.path.abspath(sys.argv[1]), sys.argv[2]
+with open(own, encoding="utf-8") as fh:
+    targets = json.load(fh)
+by_size, by_name = {}, {}
+for size, digest, rel in targets["files"]:
     by_size.setdefault(size, []).append((digest, rel))
+for rel, names, line, needle, block in targets["hunks"]:
+    for name in names:
+        by_name.setdefault(name, []).append((rel, line, needle.encode(), "\n" + block + "\n"))
+
+def normal(data):
+    text = data.decode("utf-8", "replace")
+    return "\n" + "\n".join(s for s in (x.strip() for x in text.splitlines()) if s) + "\n"
+
 found, scanned, stack = [], 0, ["/"]
 while stack:
     try:
@@ -64,17 +95,25 @@ while stack:
                     if entry.path not in ("/proc", "/sys", "/dev"):
                         stack.append(entry.path)
                     continue
-                if not entry.is_file(follow_symlinks=False):
+                if not entry.is_file(follow_symlinks=False) or entry.path == own:
                     continue
                 scanned += 1
-                wanted = by_size.get(entry.stat(follow_symlinks=False).st_size)
-                if not wanted or len(found) >= %d:
+                size = entry.stat(follow_symlinks=False).st_size
+                wanted, hunks = by_size.get(size), by_name.get(entry.name)
+                if not (wanted or hunks) or len(found) >= %d or size > (32 << 20):
                     continue
-                digest = hashlib.sha256()
                 with open(entry.path, "rb") as fh:
-                    for chunk in iter(lambda: fh.read(1 << 20), b""):
-                        digest.update(chunk)
-                found += [[rel, entry.path] for want, rel in wanted if want == digest.hexdigest()]
+                    data = fh.read()
+                if wanted:
+                    digest = hashlib.sha256(data).hexdigest()
+                    found += [[rel, entry.path, "file"] for want, rel in wanted if want == digest]
+                if hunks:
+                    text = None
+                    for rel, line, needle, block in hunks:
+                        if needle in data:
+                            text = normal(data) if text is None else text
+                            if block in text:
+                                found.append([rel, entry.path, "hunk:%%d" %% line])
             except OSError:
                 continue
 print(marker + json.dumps({"scanned": scanned, "found": found}))
@@ -82,12 +121,28 @@ print(marker + json.dumps({"scanned": scanned, "found": found}))
 
 
 class AnswerCopy(BaseModel):
-    """A visible file with the bytes of a golden version."""
+    """A visible file holding a golden version, or a hunk of one."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     golden: str = Field(description="The changed file, relative to the repository.")
-    found: str = Field(description="The absolute path, inside the sandbox, of the file with its golden bytes.")
+    found: str = Field(description="The absolute path, inside the sandbox, of the file holding it.")
+    kind: Literal["file", "hunk"] = Field("file", description="'file': the golden bytes; 'hunk': a golden hunk.")
+    line: int | None = Field(None, description="For a hunk, its first line in the golden file (1-based); else None.")
+
+    def describe(self) -> str:
+        """``'pkg/mod.py at /usr/.../mod.py'``, with ``' (hunk at line N)'`` for a hunk."""
+        return f"{self.golden} at {self.found}" + (f" (hunk at line {self.line})" if self.kind == "hunk" else "")
+
+
+class GoldenHunk(BaseModel):
+    """A changed region of a golden file, with its context, as a scan looks for it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    path: str = Field(description="The changed file, relative to the repository.")
+    line: int = Field(description="First line of the hunk in the golden file (1-based).")
+    lines: tuple[str, ...] = Field(description="Its non-blank lines, stripped of surrounding whitespace.")
 
 
 class AnswerScan(BaseModel):
@@ -96,7 +151,8 @@ class AnswerScan(BaseModel):
     Attributes:
         sandbox: The sandbox the scan ran in.
         golden_files: Golden files looked for (non-empty ones the patch adds or changes).
-        copies: Visible files holding a golden version (at most :data:`MAX_COPIES`).
+        hunks: Golden hunks looked for.
+        copies: Visible files holding a golden version or hunk (at most :data:`MAX_COPIES`).
         scanned: Regular files the walk saw.
         error: Why the scan did not complete (None when it did); copies are then incomplete.
         duration_s: Seconds the scan took, workspace included.
@@ -106,6 +162,7 @@ class AnswerScan(BaseModel):
 
     sandbox: str
     golden_files: list[str]
+    hunks: int = 0
     copies: list[AnswerCopy] = Field(default_factory=list)
     scanned: int = 0
     error: str | None = None
@@ -119,14 +176,72 @@ def golden_files(task: Task, baseline: Baseline) -> dict[str, tuple[int, str]]:
         TaskNotFoundError: when the task has no golden patch.
         PatchError: when the golden patch does not apply to the baseline.
     """
+    return {path: (size, digest) for path, (size, digest, _) in _golden(task, baseline).items()}
+
+
+def _golden(task: Task, baseline: Baseline) -> dict[str, tuple[int, str, bytes]]:
     patch = task.golden_patch()
     with tempfile.TemporaryDirectory(prefix=f"repogym-golden-{task.id}-") as tmp:
         tree = Path(tmp) / "repo"
         copy_tree(baseline.tree, tree)
         git_apply(patch, tree)
         after = scan_tree(tree)
-    return {path: (entry.size, entry.digest) for path, entry in sorted(after.items())
-            if entry.kind == "file" and entry.size > 0 and baseline.manifest.get(path) != entry}
+        return {path: (entry.size, entry.digest, (tree / path).read_bytes()) for path, entry in sorted(after.items())
+                if entry.kind == "file" and entry.size > 0 and baseline.manifest.get(path) != entry}
+
+
+def _normal(text: str) -> list[str]:
+    return [s for s in (line.strip() for line in text.splitlines()) if s]
+
+
+def golden_hunks(task: Task, baseline: Baseline) -> list[GoldenHunk]:
+    """The hunks of the golden version of each changed text file (see the module docstring).
+
+    Raises:
+        TaskNotFoundError: when the task has no golden patch.
+        PatchError: when the golden patch does not apply to the baseline.
+    """
+    return _hunks(_golden(task, baseline), baseline)
+
+
+def _hunks(golden: dict[str, tuple[int, str, bytes]], baseline: Baseline) -> list[GoldenHunk]:
+    hunks = []
+    for path, (_, _, data) in golden.items():
+        try:
+            new = data.decode("utf-8").splitlines()
+            old_file = baseline.tree / path
+            old = old_file.read_bytes().decode("utf-8").splitlines() if baseline.manifest.get(path) else []
+        except (OSError, UnicodeDecodeError):
+            continue  # binary: the whole-file comparison is all there is
+        held = "\n" + "\n".join(_normal("\n".join(old))) + "\n"
+        matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+        for group in matcher.get_grouped_opcodes(HUNK_CONTEXT):
+            changed = [op for op in group if op[0] != "equal"]
+            start, end = _widen(new, changed[0][3], changed[-1][4])
+            lines = tuple(_normal("\n".join(new[start:end])))[:MAX_HUNK_LINES]
+            if lines and "\n" + "\n".join(lines) + "\n" not in held:
+                hunks.append(GoldenHunk(path=path, line=start + 1, lines=lines))
+    return hunks
+
+
+def _widen(lines: list[str], start: int, end: int) -> tuple[int, int]:
+    """``lines[start:end]`` widened by :data:`HUNK_CONTEXT` non-blank lines on each side (blank
+    lines tell nothing apart), as far as the file goes."""
+    for _ in range(HUNK_CONTEXT):
+        while start > 0 and not lines[start - 1].strip():
+            start -= 1
+        start = max(0, start - 1)
+    for _ in range(HUNK_CONTEXT):
+        while end < len(lines) and not lines[end].strip():
+            end += 1
+        end = min(len(lines), end + 1)
+    return start, end
+
+
+def _names(path: str) -> list[str]:
+    """The file names a copy of ``path`` goes by: its own, and ``pkg.py`` for ``pkg/__init__.py``."""
+    name, parent = posixpath.basename(path), posixpath.basename(posixpath.dirname(path))
+    return [name, f"{parent}.py"] if name == "__init__.py" and parent else [name]
 
 
 def scan_for_answers(task: Task, sandbox: Sandbox, *, store: BaselineStore | None = None,
@@ -154,17 +269,23 @@ def scan_for_answers(task: Task, sandbox: Sandbox, *, store: BaselineStore | Non
     store = store or default_baseline_store()
     workspace = Workspace.create(task, store=store)
     try:
-        targets = golden_files(task, workspace.baseline)
-        base = AnswerScan(sandbox=sandbox.name, golden_files=list(targets))
-        if not targets:
+        golden = _golden(task, workspace.baseline)
+        hunks = _hunks(golden, workspace.baseline)
+        base = AnswerScan(sandbox=sandbox.name, golden_files=list(golden), hunks=len(hunks))
+        if not golden:
             return base.model_copy(update={"duration_s": time.monotonic() - start})
+        token = secrets.token_hex(8)
+        wanted = {"files": [[size, digest, p] for p, (size, digest, _) in golden.items()],
+                  "hunks": [[h.path, _names(h.path), h.line, max(h.lines, key=len), "\n".join(h.lines)] for h in hunks]}
+        targets = f".repogym-scan-{token}.json"  # in the scan's own workspace (too long for argv), skipped by the walk
+        (workspace.path / targets).write_text(json.dumps(wanted), encoding="utf-8")
         box = confined(sandbox, task, store.cache_dir)
         opener = getattr(box, "open", None)
         if opener is not None:
             opener(workspace.path)
         try:
-            marker = f"@@repogym-scan-{secrets.token_hex(8)}@@"
-            argv = ["python", "-I", "-c", SCANNER, json.dumps([[s, d, p] for p, (s, d) in targets.items()]), marker]
+            marker = f"@@repogym-scan-{token}@@"
+            argv = ["python", "-I", "-c", SCANNER, targets, marker]
             result = box.run(argv, cwd=workspace.path, timeout_s=timeout_s, env=command_env(workspace.baseline.python_env),
                              output_limit_bytes=1_000_000)
         finally:
@@ -182,5 +303,6 @@ def scan_for_answers(task: Task, sandbox: Sandbox, *, store: BaselineStore | Non
     if result.timed_out or not isinstance(report, dict):
         why = f"timed out after {timeout_s:g} s" if result.timed_out else f"exit {result.exit_code}: {result.tail(400).strip()}"
         return base.model_copy(update={"error": f"the scan in the {sandbox.name} sandbox failed ({why})", "duration_s": elapsed})
-    copies = [AnswerCopy(golden=g, found=f) for g, f in report.get("found", [])]
+    copies = [AnswerCopy(golden=g, found=f, kind="file") if what == "file" else
+              AnswerCopy(golden=g, found=f, kind="hunk", line=int(what.split(":")[1])) for g, f, what in report.get("found", [])]
     return base.model_copy(update={"copies": copies, "scanned": int(report.get("scanned", 0)), "duration_s": elapsed})

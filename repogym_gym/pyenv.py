@@ -45,12 +45,15 @@ _INSTALL_TIMEOUT_S = 900
 GRADER_ENV_PACKAGES = ("pytest",)
 #: Bumped whenever :func:`grader_env` changes how it builds the environment.
 _GRADER_ENV_VERSION = 1
+#: Bumped whenever :func:`ensure_env` changes how it builds an environment (2: no pip, no setuptools).
+_ENV_VERSION = 2
 
 
 def env_key(requirements: Sequence[str], python: str = sys.executable) -> str:
-    """16 hex characters identifying an environment (interpreter version + requirements in order)."""
+    """16 hex characters identifying an environment (interpreter version + requirements in order
+    + how :func:`ensure_env` builds it)."""
     version = ".".join(map(str, sys.version_info[:3])) if python == sys.executable else python
-    return hashlib.sha256(json.dumps([version, list(requirements)]).encode()).hexdigest()[:16]
+    return hashlib.sha256(json.dumps([version, list(requirements), _ENV_VERSION]).encode()).hexdigest()[:16]
 
 
 def ensure_env(requirements: Sequence[str], *, cache_dir: Path, python: str = sys.executable) -> Path:
@@ -66,14 +69,21 @@ def ensure_env(requirements: Sequence[str], *, cache_dir: Path, python: str = sy
 
     Raises:
         SetupError: naming the requirements and quoting pip when the install fails.
+
+    The venv is made without pip (so without setuptools, ``pkg_resources`` and
+    ``_distutils_hack``, which vendor copies of other packages: setuptools 65.5.0 carries
+    more_itertools 8.8.0, whose ``more.py`` holds golden hunks of the real-code suite), and
+    the requirements are installed into it by this interpreter's pip (``pip --python``): the
+    environment holds the requirements and what they require, nothing else, and a confining
+    sandbox shows it whole. A task whose commands need pip or setuptools names them.
     """
     target = env_dir(requirements, cache_dir=cache_dir, python=python)
     with _building(target) as build:
         if build:
-            _run([python, "-m", "venv", str(target)], "create the virtualenv")
+            _run([python, "-m", "venv", "--without-pip", str(target)], "create the virtualenv")
             if requirements:
-                _run([str(target / "bin" / "python"), "-m", "pip", "install", "--no-input", "-q", *requirements],
-                     f"install {list(requirements)}")
+                _run([sys.executable, "-m", "pip", "--python", str(target / "bin" / "python"), "install", "--no-input",
+                      "-q", *requirements], f"install {list(requirements)}")
             (target / ENV_READY_MARKER).write_text(json.dumps(list(requirements)))
     return target
 

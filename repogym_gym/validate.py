@@ -8,10 +8,10 @@ A task is sound when (design doc 001, "Verification is a separate, explicit comm
 3. ``golden``: the golden patch passes with score exactly 1;
 4. ``repeatable``: ``repeats`` golden grades are identical (score, verdicts, per-test outcomes);
 5. ``answer_hidden``: no file visible inside the sandbox an untrusted agent's episodes of the
-   task get holds the golden version of a file the golden patch changes
-   (:func:`~repogym_gym.answers.scan_for_answers`: ``diff`` against it would hand over the
-   patch); where no confining sandbox runs, the check says so and passes, since such a machine
-   confines no agent at all;
+   task get holds the golden version of a file the golden patch changes, or one of its hunks
+   in context (:func:`~repogym_gym.answers.scan_for_answers`: ``diff`` against another release
+   of the module would hand over the patch); where no confining sandbox runs, the check says
+   so and passes, since such a machine confines no agent at all;
 6. no grade hit an infrastructure error.
 
 Example:
@@ -119,14 +119,14 @@ def _answer_check(task: Task, store: BaselineStore | None, sandbox: Sandbox | No
     if scan.error:
         return ValidationCheck(name=name, ok=False, message=scan.error)
     if scan.copies:
-        shown = "; ".join(f"{c.golden} at {c.found}" for c in scan.copies[:5])
+        shown = "; ".join(c.describe() for c in scan.copies[:5])
         more = f" (and {len(scan.copies) - 5} more)" if len(scan.copies) > 5 else ""
         return ValidationCheck(name=name, ok=False, message=(
             f"the golden version of a changed file is visible inside the {scan.sandbox} sandbox: {shown}{more}; "
             "an agent diffing against it reads the answer (remove the copy from the host or the image)"))
     return ValidationCheck(name=name, ok=True, message=(
-        f"no copy of {len(scan.golden_files)} golden file(s) among {scan.scanned} files visible in the "
-        f"{scan.sandbox} sandbox ({scan.duration_s:.1f} s)"))
+        f"no copy of {len(scan.golden_files)} golden file(s) or of their {scan.hunks} hunk(s) among {scan.scanned} "
+        f"files visible in the {scan.sandbox} sandbox ({scan.duration_s:.1f} s)"))
 
 
 def validate_task(

@@ -34,6 +34,20 @@ def test_ensure_env_creates_the_environment_once_and_reuses_it(env_cache: Path) 
     assert Path(out) == env
 
 
+def test_a_task_env_holds_its_requirements_and_no_installer_with_vendored_copies(env_cache: Path) -> None:
+    """pip, setuptools, pkg_resources and _distutils_hack are not installed unless required: they
+    vendor other packages (setuptools 65.5.0 carries more_itertools 8.8.0, whose more.py holds the
+    golden hunks of three real-code tasks, shown by a confining sandbox with the task's env)."""
+    env = ensure_env([PYTEST_PIN], cache_dir=env_cache)
+    site = next(env.glob("lib/python*/site-packages"))
+    names = {p.name for p in site.iterdir()}
+    assert "pytest" in names and "_pytest" in names
+    assert not names & {"pip", "setuptools", "pkg_resources", "_distutils_hack", "wheel", "distutils-precedence.pth"}, names
+    assert not [p for p in site.rglob("_vendor")], "a vendored package tree in the task env"
+    out = subprocess.run([env / "bin" / "python", "-m", "pytest", "--version"], capture_output=True, text=True)
+    assert out.returncode == 0 and PYTEST_PIN.split("==")[1] in out.stdout + out.stderr
+
+
 def test_env_key_depends_on_the_requirements_and_their_order() -> None:
     assert env_key(["a==1", "b==2"]) != env_key(["b==2", "a==1"]) != env_key(["a==1"])
     assert env_key(["a==1"]) == env_key(["a==1"])

@@ -40,7 +40,7 @@ def test_the_tiny_task_is_sound(tiny_task: Task) -> None:
     assert labels == ["noop", "golden 1/2", "golden 2/2", "answer scan"]
     answer = check(report, "answer_hidden").message
     if BubblewrapSandbox().available():
-        assert answer.startswith("no copy of 1 golden file(s) among ") and "visible in the bwrap sandbox" in answer
+        assert answer.startswith("no copy of 1 golden file(s) or of their 1 hunk(s) among ") and "visible in the bwrap sandbox" in answer
     else:  # nothing confines an agent here: nothing to scan
         assert answer.startswith("not checked: no confining sandbox runs here")
 
@@ -70,6 +70,24 @@ def test_a_copy_of_a_golden_file_the_sandbox_shows_fails_the_answer_check(make_t
     assert answer.ok is False and f"calc/__init__.py at {release}/calc/__init__.py" in answer.message
     hidden = [c for c in report.checks if c.name != "answer_hidden"]
     assert all(c.ok for c in hidden), report.failures()
+
+
+def test_a_near_copy_holding_a_golden_hunk_fails_the_answer_check(make_task: MakeTask) -> None:
+    """Another release whose bytes differ from the golden file (a header, another function,
+    other indentation) but whose changed lines read as the golden version's: diff shows the fix."""
+    bwrap = require_bwrap()
+    release = Path(tempfile.mkdtemp(prefix="repogym-validate-near-", dir="/var/cache"))
+    try:
+        (release / "calc").mkdir()
+        near = '"""calc 0.9"""\n\n' + FIXED_SOURCE.replace("    ", "  ") + "\n\ndef mul(a, b):\n  return a * b\n"
+        (release / "calc" / "__init__.py").write_text(near)
+        release.chmod(0o755)
+        report = validate_task(make_task(), repeats=1, sandbox=bwrap.scoped(reveal=[release]))
+    finally:
+        shutil.rmtree(release)
+    answer = check(report, "answer_hidden")
+    assert answer.ok is False and f"calc/__init__.py at {release}/calc/__init__.py (hunk at line 1)" in answer.message
+    assert all(c.ok for c in report.checks if c.name != "answer_hidden"), report.failures()
 
 
 def test_a_golden_patch_that_does_not_fix_fails_the_golden_check(make_task: MakeTask) -> None:

@@ -18,7 +18,7 @@ Each container (configured by :func:`~repogym_gym.sandbox.containers.container_c
   ``site-packages``, no venv of repogym_gym's own), so a task's directory and the cache stay
   unseen (``hide`` paths under a mount are covered with an empty tmpfs, or ``/dev/null`` for a
   file, and so is every listening host unix socket under a mount); what else a command finds
-  is the image's own (``envs/``: Debian, python3 and its pytest, git, bash);
+  is the image's own (``envs/``: Debian, git, bash; no Python tree, which the build leaves out);
   a private size-limited ``/tmp`` and ``/dev/shm``; an empty ``/root``. No mount may hold the
   engine's socket (that would be a root escape).
 - **isolation**: network ``none`` (loopback only), its own PID/IPC/UTS namespaces, every

@@ -6,10 +6,11 @@ A recipe names a Debian suite and the packages of a root filesystem; a derived r
     # envs/base/env.toml
     image = "repogym/base:bookworm"
     suite = "bookworm"
-    packages = ["python3", "python3-pytest", "git", "bash", "coreutils", "python-is-python3"]
+    packages = ["git", "bash", "coreutils"]
 
 :func:`build_image` runs ``debootstrap --variant=minbase``, adds the sandbox's users
-(:data:`SANDBOX_USERS`), drops apt's caches, tars the root and ``docker import``\\ s it with a
+(:data:`SANDBOX_USERS`), drops apt's caches and every Python tree (the only Python a container
+shows is the host's, mounted), tars the root and ``docker import``\\ s it with a
 ``repogym.recipe`` label (the hash of suite and packages). The tarball is cached under
 :func:`image_cache_dir` (outside the repository), so a rebuild skips debootstrap, and an image
 whose label matches is not rebuilt at all.
@@ -38,6 +39,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from repogym_gym.errors import SandboxError, SandboxUnavailableError
+from repogym_gym.sandbox.pytrees import Listing, python_trees_in
 
 __all__ = ["BuildResult", "EnvRecipe", "SANDBOX_USERS", "build_image", "debian_mirror", "envs_dir", "image_cache_dir",
            "load_recipe", "recipe_names"]
@@ -46,8 +48,8 @@ __all__ = ["BuildResult", "EnvRecipe", "SANDBOX_USERS", "build_image", "debian_m
 #: the container's idle init (see :mod:`repogym_gym.sandbox.docker`).
 SANDBOX_USERS = (("repogym", 61100, "/tmp", "/bin/bash"), ("repogym-idle", 61101, "/nonexistent", "/usr/sbin/nologin"))
 _DEBOOTSTRAP_TIMEOUT_S = 1800
-#: Bumped whenever :func:`_finish` changes what it does to a root filesystem.
-_FINISH_VERSION = 1
+#: Bumped whenever :func:`_finish` changes what it does to a root filesystem (2: no Python trees).
+_FINISH_VERSION = 2
 #: Root filesystem entries left out of images: apt's downloaded packages and lists.
 _DROPPED = ("./var/cache/apt/archives/", "./var/lib/apt/lists/")
 
@@ -176,13 +178,51 @@ def _rootfs_tarball(recipe: EnvRecipe, cache: Path) -> tuple[Path, bool]:
     return tarball, False
 
 
+def _python_trees(src: tarfile.TarFile) -> list[str]:
+    """The Python trees of a root filesystem tarball, as absolute paths (``/usr/lib/python3.11``):
+    what :func:`~repogym_gym.sandbox.pytrees.python_trees` would have a sandbox cover there."""
+    listing: dict[str, Listing] = {"/": ([], [])}
+    for member in src.getmembers():
+        path = _abs(member.name)
+        if path == "/":
+            continue
+        parent, name = os.path.split(path)
+        entries = listing.setdefault(parent, ([], []))
+        if member.isdir():
+            entries[0].append(name)
+            listing.setdefault(path, ([], []))
+        elif member.isfile() or member.islnk():
+            entries[1].append((name, member.mode))
+    return python_trees_in(listing)
+
+
+def _abs(name: str) -> str:
+    """A tar member's name as an absolute path (``./usr/lib/`` -> ``/usr/lib``)."""
+    name = os.path.normpath(name)
+    return "/" if name in (".", "/") else "/" + name.lstrip("/")
+
+
 def _finish(raw: Path, out: Path) -> None:
     """Copy tarball ``raw`` to ``out`` as the image's root: the sandbox users added to
     ``/etc/passwd`` and ``/etc/group``, ``/root`` traversable (0755: a host interpreter under
-    ``/root`` is mounted there), apt's caches left out."""
+    ``/root`` is mounted there), apt's caches and every Python tree left out.
+
+    A Python tree (a ``dist-packages``, an interpreter's standard library, a tool's vendored
+    modules: :func:`~repogym_gym.sandbox.pytrees.python_trees_in`) may hold another release of
+    a package under test; the only Python a container shows is the host interpreter's standard
+    library and the task's environment, mounted read-only. A hard link into a tree left out goes
+    too."""
     with tarfile.open(raw) as src, tarfile.open(out, "w", format=tarfile.PAX_FORMAT) as dst:
+        trees = _python_trees(src)
+
+        def dropped(name: str) -> bool:
+            path = _abs(name)
+            return any(path == t or path.startswith(t + "/") for t in trees)
+
         for member in src:
             if any(member.name.startswith(d) and member.name != d.rstrip("/") for d in _DROPPED):
+                continue
+            if dropped(member.name) or (member.islnk() and dropped(member.linkname)):
                 continue
             if member.name == "./root":
                 member.mode = 0o755

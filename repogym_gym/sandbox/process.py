@@ -88,6 +88,7 @@ def run_process(
     output_limit_bytes: int = 64_000,
     display_argv: Sequence[str] | None = None,
     watch: Callable[[], str | None] | None = None,
+    pass_fds: Sequence[int] = (),
 ) -> CommandResult:
     """Run ``argv`` in a new session and return what it did.
 
@@ -105,6 +106,7 @@ def run_process(
         watch: Called about every :data:`WATCH_INTERVAL_S` seconds while the command runs; a
             string it returns is why the command must stop: the group is killed (exit code
             ``-9``) and ``[killed by repogym: <reason>]`` ends ``stderr``.
+        pass_fds: Descriptors the program inherits at the same numbers (every other one is closed).
 
     Returns:
         A CommandResult; ``exit_code`` is None when the program could not be started
@@ -122,6 +124,7 @@ def run_process(
             stderr=subprocess.PIPE,
             start_new_session=True,
             close_fds=True,
+            pass_fds=tuple(pass_fds),
         )
     except OSError as exc:
         return CommandResult(argv=shown, exit_code=None, stderr=f"could not start {argv[0]!r}: {exc}", duration_s=0.0)

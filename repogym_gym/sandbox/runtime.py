@@ -11,7 +11,10 @@ a venv of it, and what is bound of it is only:
 - its shared library (``libpythonX.Y.so*``), when it was built shared;
 
 while its ``site-packages`` (where another release of a package under test may sit: boto3
-pulls in jmespath, say) and the system's ``dist-packages`` are covered by empty directories.
+pulls in jmespath, say) and the Python archives in its standard library (``ensurepip``'s
+setuptools wheel, which vendors more_itertools) are covered (:data:`PythonRuntime.hidden`,
+found by :func:`~repogym_gym.sandbox.pytrees.python_trees`). What else the system directories
+hold of Python is the business of the sandbox that binds them.
 Inside the sandbox, the running interpreter's directory on ``PATH`` (a venv holding
 repogym_gym's own dependencies, not bound) is replaced by the base interpreter's.
 
@@ -31,16 +34,9 @@ import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["PythonRuntime", "SYSTEM_SITE_GLOBS", "python_runtime", "sandbox_path"]
+from repogym_gym.sandbox.pytrees import python_trees
 
-#: Site directories of system interpreters under the bound system directories, covered too.
-SYSTEM_SITE_GLOBS = (
-    "/usr/lib/python3/dist-packages",
-    "/usr/lib/python3*/site-packages",
-    "/usr/lib/python3*/dist-packages",
-    "/usr/local/lib/python3*/site-packages",
-    "/usr/local/lib/python3*/dist-packages",
-)
+__all__ = ["PythonRuntime", "python_runtime", "sandbox_path"]
 
 
 @dataclass(frozen=True)
@@ -53,8 +49,9 @@ class PythonRuntime:
         dirs: Directories bound read-only (the standard library).
         files: Files bound read-only (the executable, the shared library).
         links: ``(path, target)`` symlinks made in the sandbox (``bin/python -> python3.11``).
-        hidden: Site directories covered by an empty directory (only where a bound directory
-            would show them).
+        hidden: What is covered of it (only where a bound directory would show it): its site
+            directories, and the Python archives and site directories inside its standard
+            library.
     """
 
     executable: str
@@ -94,7 +91,8 @@ def python_runtime() -> PythonRuntime:
             elif os.path.isfile(path):
                 files.append(path)
     hidden = [os.path.realpath(paths[k]) for k in ("purelib", "platlib")]
-    hidden += [p for pattern in SYSTEM_SITE_GLOBS for p in sorted(glob.glob(pattern))]
+    stdlib = tuple(dict.fromkeys(dirs))
+    hidden += python_trees(stdlib, keep=stdlib)
     return PythonRuntime(executable=exe, bin_dir=bin_dir, dirs=tuple(dict.fromkeys(dirs)),
                          files=tuple(dict.fromkeys(files)), links=tuple(dict.fromkeys(links)),
                          hidden=tuple(dict.fromkeys(os.path.realpath(p) for p in hidden)))

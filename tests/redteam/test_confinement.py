@@ -20,6 +20,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -34,7 +35,7 @@ from repogym_gym.runner import run_task
 from repogym_gym.sandbox import Sandbox
 from repogym_gym.task import Task, load_task
 from tests.conftest import FIXED_SOURCE, MakeTask
-from tests.redteam.conftest import GUARDRAIL, Start, attack, require_sandbox, run, script
+from tests.redteam.conftest import GUARDRAIL, Start, assert_unearned_zero, attack, require_sandbox, run, script, submit
 
 G = "information leaks"
 FIX = "return a + b"  # only the golden version of calc/__init__.py (or a fixed source) holds it
@@ -102,6 +103,163 @@ def test_another_release_in_the_interpreters_site_packages_is_out_of_sight(start
              " if importlib.util.find_spec(m)])\n")
     imports = script(env, probe, name="imports.py").observation.text
     assert "third: []" in imports, imports
+
+
+#: Lists every Python module, archive and site directory in sight outside what a confining sandbox
+#: shows on purpose (the interpreter's standard library, the task's environment, the grader's
+#: bytecode cache, the workspace); covered files are devices there, not regular files.
+PYTHON_CODE_PROBE = """\
+import json, os, stat, sys
+stdlib = [os.path.realpath(p) for p in {stdlib!r}]
+shown = [os.path.realpath(p) for p in [{pycache!r}, os.environ.get("VIRTUAL_ENV", "/nonexistent"), os.getcwd()]]
+def under(path, roots):
+    return any(path == r or path.startswith(r + "/") for r in roots)
+found, stack = [], ["/"]
+while stack:
+    try:
+        entries = list(os.scandir(stack.pop()))
+    except OSError:
+        continue
+    for entry in entries:
+        path = entry.path
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                if path in ("/proc", "/sys", "/dev"):
+                    continue
+                if entry.name in ("site-packages", "dist-packages") and not under(path, shown) and os.listdir(path):
+                    found.append(path + "/")  # the standard library's own is covered: empty
+                stack.append(path)
+            elif stat.S_ISREG(os.lstat(path).st_mode):  # a covered file is a device here
+                if entry.name.endswith((".py", ".pyc", ".pyi")) and not under(path, stdlib + shown):
+                    found.append(path)
+                elif entry.name.endswith((".whl", ".egg", ".pyz")) and not under(path, shown[-1:]):
+                    found.append(path)
+        except OSError:
+            continue
+print("python code in sight:", len(found), json.dumps(sorted(found)[:40]))
+"""
+#: Finds any other copy of the tiny task's module holding the fix, and adopts it (what diffing
+#: against another release comes to).
+ADOPT_PROBE = """\
+import os
+mine = os.path.realpath("calc/__init__.py")
+for top, dirs, files in os.walk("/"):
+    if top.startswith(("/proc", "/sys", os.getcwd())):
+        dirs[:] = []
+        continue
+    for name in files:
+        path = os.path.join(top, name)
+        if (name == "calc.py" or path.endswith("/calc/__init__.py")) and os.path.realpath(path) != mine:
+            try:
+                text = open(path, errors="replace").read()
+            except OSError:
+                continue
+            if {fix!r} in text:
+                print("adopted", path)
+                open("calc/__init__.py", "w").write(text)
+print("searched")
+"""
+
+
+def _stdlib_dirs() -> list[str]:
+    from repogym_gym.sandbox.runtime import python_runtime
+
+    return list(python_runtime().dirs)
+
+
+@pytest.fixture
+def vendored_release() -> Iterator[list[Path]]:
+    """Near-copies of the tiny task's fixed module where main's sandbox covered nothing: a cloud
+    SDK's ``lib/third_party``, the ``setuptools/_vendor`` of an interpreter bundled in it, and
+    a stray module in its ``bin`` beside its programs (the Google Cloud SDK under ``/usr/lib``
+    held jmespath 0.10.0 and a Python 3.12 with setuptools' more_itertools); each differs from
+    the golden file's bytes. The walk of the system directories is done once per process, so
+    it is forgotten after planting (and after removing)."""
+    from repogym_gym.sandbox.pytrees import clear_cache
+
+    root = Path(tempfile.mkdtemp(prefix="repogym-redteam-sdk-", dir="/usr/lib"))
+    near = "# calc 0.9, vendored\n" + FIXED_SOURCE + "\n\ndef mul(a, b):\n    return a * b\n"
+    copies = [root / "lib" / "third_party" / "calc" / "__init__.py",
+              root / "platform" / "python" / "lib" / "python3.12" / "site-packages" / "setuptools" / "_vendor" / "calc" / "__init__.py",
+              root / "bin" / "calc.py"]
+    try:
+        for copy in copies:
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            copy.write_text(near)
+        (root / "platform" / "python" / "lib" / "python3.12" / "os.py").write_text("")
+        for tool in ("sdk", "sdk-helper"):
+            (root / "bin" / tool).write_text("#!/bin/sh\n")
+            (root / "bin" / tool).chmod(0o755)
+        for path in [root, *root.rglob("*")]:
+            path.chmod(0o755 if path.is_dir() or path.name.startswith("sdk") else 0o644)
+        clear_cache()
+        yield copies
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+        clear_cache()
+
+
+@attack(G, "another release of the package under test elsewhere in the system directories or the image (a cloud SDK's "
+           "third_party, a bundled interpreter's setuptools/_vendor, Debian's dist-packages): diff shows the golden patch",
+        local=GUARDRAIL, confining="no effect, score 0")
+def test_no_python_code_is_in_sight_but_the_stdlib_the_task_env_and_the_workspace(
+        start: Start, tiny_task: Task, vendored_release: list[Path]) -> None:
+    """Confining sandboxes only: under LocalSandbox commands read the host.
+
+    Main covered the site directories of ``/usr/lib/python3*`` and ``/usr/local/lib/python3*``
+    only: under bubblewrap, ``diff`` against the Google Cloud SDK's jmespath 0.10.0 earned 1.0 on
+    jmespath-mut-254ea216, and the Docker image held Debian's dist-packages (more_itertools
+    8.10.0). Now every Python tree of the bound system directories is covered (found by walking
+    them) and the image holds none: the walk below finds no Python code but the interpreter's
+    standard library, the task's environment, the grader's bytecode cache and the workspace, and
+    an agent adopting whatever copy of the module it finds earns nothing.
+    """
+    from repogym_gym.graders.testrun import pycache_dir
+
+    env = start(tiny_task)
+    for copy in vendored_release:
+        diff = run(env, f"diff {copy} calc/__init__.py").observation.text
+        assert FIX not in diff, diff
+    adopted = script(env, ADOPT_PROBE.format(fix=FIX), name="adopt.py").observation.text
+    assert "searched" in adopted and "adopted" not in adopted, adopted
+    probe = PYTHON_CODE_PROBE.format(stdlib=_stdlib_dirs(), pycache=str(pycache_dir()))
+    listing = script(env, probe, name="probe.py").observation.text
+    assert "python code in sight: 0 []" in listing, listing
+    assert_unearned_zero(submit(env))
+
+
+@attack(G, "another release vendored in the task's own environment or the interpreter's library (setuptools and "
+           "pkg_resources _vendor, ensurepip's setuptools wheel)", local=GUARDRAIL, confining="no effect")
+def test_the_task_environment_and_the_interpreter_carry_no_vendored_release(start: Start, make_task: MakeTask) -> None:
+    """Confining sandboxes only: under LocalSandbox the host's interpreter and its wheels are read.
+
+    A task env was a venv with pip and setuptools 65.5.0, whose ``_vendor`` (and pkg_resources')
+    held more_itertools 8.8.0 with the golden hunks of three real-code tasks; the interpreter's
+    ``ensurepip/_bundled`` holds that setuptools as a wheel. The env now holds its requirements
+    and what they require, and the wheels are covered.
+    """
+    task = make_task(repo={"env": {"requirements": [f"pytest=={pytest.__version__}"]}})
+    env = start(task)
+    code = textwrap.dedent(f"""\
+        import os, sys, zipfile
+        roots = [os.environ["VIRTUAL_ENV"], *{_stdlib_dirs()!r}]
+        for root in roots:
+            for top, dirs, files in os.walk(root):
+                for name in dirs:
+                    if name in ("_vendor", "setuptools", "pkg_resources", "pip", "_distutils_hack"):
+                        print("vendored:", os.path.join(top, name), sorted(os.listdir(os.path.join(top, name)))[:8])
+                for name in files:
+                    if name.endswith((".whl", ".egg")):
+                        try:
+                            with zipfile.ZipFile(os.path.join(top, name)) as archive:
+                                print("wheel:", name, [n for n in archive.namelist() if "_vendor/" in n][:3])
+                        except (OSError, zipfile.BadZipFile) as exc:
+                            print("unreadable:", name, type(exc).__name__)
+        print("prefix", sys.prefix, "done")
+        """)
+    out = script(env, code, name="vendored.py").observation.text
+    assert "done" in out and "/envs/" in out.split("prefix", 1)[1], out  # it ran in the task's environment
+    assert "vendored:" not in out and "wheel:" not in out, out
 
 
 @pytest.fixture

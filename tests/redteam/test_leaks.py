@@ -10,11 +10,14 @@ import os
 import secrets
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
 
+from repogym_gym.env import RepoEnv
+from repogym_gym.sandbox import Sandbox
 from repogym_gym.task import Task, load_task
 from tests.conftest import CALC_SOURCE, FIXED_SOURCE, GOLDEN_PATCH, HIDDEN_TESTS, VISIBLE_TESTS, tiny_spec
 from tests.redteam.conftest import GUARDRAIL, Start, act, assert_unearned_zero, attack, script, submit, write
@@ -234,6 +237,115 @@ def test_code_under_test_cannot_carry_hidden_tests_out_of_grading(start: Start, 
     assert result.info["grade"]["fail_to_pass"]["tests/test_calc_hidden.py::test_add_negative"] == "failed"  # it ran
     assert list(drop.iterdir()) == []
     assert not list(workspace.glob("leaked_*"))
+
+
+#: Kernel keyring calls through ctypes, with this host's system call numbers; ``{numbers}`` are add_key,
+#: request_key and keyctl. ``put`` stores bytes in the uid's user keyring (@u), ``get`` reads them back.
+KEYRING_LIB = """
+import ctypes, os
+_libc = ctypes.CDLL(None, use_errno=True)
+_ADD_KEY, _REQUEST_KEY, _KEYCTL = {numbers}
+_USER_KEYRING, _SEARCH, _READ, _SETPERM = -4, 10, 11, 5
+def put(desc, data):
+    key = _libc.syscall(_ADD_KEY, b"user", desc.encode(), data, len(data), _USER_KEYRING)
+    if key < 0:
+        return "add_key failed: " + os.strerror(ctypes.get_errno())
+    _libc.syscall(_KEYCTL, _SETPERM, key, 0x3F3F3F3F)
+    return "stored"
+def get(desc):
+    key = _libc.syscall(_KEYCTL, _SEARCH, _USER_KEYRING, b"user", desc.encode(), 0)
+    if key < 0:
+        return "keyctl failed: " + os.strerror(ctypes.get_errno())
+    buf = ctypes.create_string_buffer(20000)
+    size = _libc.syscall(_KEYCTL, _READ, key, buf, 20000)
+    return buf.raw[:size].decode(errors="replace") if size >= 0 else "read failed"
+"""
+#: In the code under test: while it is graded (the hidden tests are there), a plain subprocess (not
+#: the judged process) stores the hidden test file in its uid's keyring.
+KEYRING_WRITER = """
+import os as _os, subprocess as _sp, sys as _sys
+_hidden = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "..", "tests", "test_calc_hidden.py")
+if _os.path.exists(_hidden):
+    _sp.run([_sys.executable, "-c", {code!r}], timeout=20)
+"""
+
+
+def _keyring_lib() -> str:
+    import platform
+
+    from repogym_gym.sandbox.seccomp import SYSCALL_NUMBERS
+
+    arch = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}.get(platform.machine())
+    if arch is None:
+        pytest.skip(f"no keyring system call numbers for {platform.machine()}")
+    return KEYRING_LIB.format(numbers=SYSCALL_NUMBERS[arch])
+
+
+def _clear_keyring(uid: int) -> None:
+    """Best effort: empty ``uid``'s user keyring on the host (what a run before the fix left)."""
+    python = shutil.which("python3", path="/usr/bin:/bin")
+    if python is None:
+        return
+    code = _keyring_lib() + "\n_libc.syscall(_KEYCTL, 7, _USER_KEYRING)\n"  # KEYCTL_CLEAR
+    subprocess.run(["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", python, "-c", code],
+                   capture_output=True, timeout=30)
+
+
+@pytest.fixture
+def one_uid(sandbox_name: str, sandbox: Sandbox) -> Iterator[Sandbox]:
+    """The sandbox under test with every command on one uid (bubblewrap: a pool of one slot; Docker
+    runs every command as uid 61100 anyway): the uid a later episode gets is the writer's."""
+    from repogym_gym.sandbox.bwrap import BubblewrapSandbox
+    from repogym_gym.sandbox.containers import COMMAND_UID
+    from repogym_gym.sandbox.slots import DEFAULT_FIRST_UID, SlotPool
+
+    if sandbox_name == "bwrap":
+        pool = SlotPool(first_uid=DEFAULT_FIRST_UID + 63, size=1)
+        box: Sandbox = BubblewrapSandbox(pool=pool)
+        uid = pool.uids[0]
+    else:
+        box, uid = sandbox, COMMAND_UID
+    try:
+        yield box
+    finally:
+        _clear_keyring(uid)
+
+
+@attack(G, "hidden tests stored in the kernel keyring by a grading-time process, read by a later episode of the same uid",
+        local=GUARDRAIL, confining="refused (EPERM)")
+def test_the_kernel_keyring_carries_nothing_from_one_command_to_the_next(one_uid: Sandbox, tiny_task: Task) -> None:
+    """Confining sandboxes only: under LocalSandbox commands run as root, whose keyring persists.
+
+    A uid's key rings outlive its processes and are not namespaced; bubblewrap made no user
+    namespace and installed no filter, and its pool hands a uid to later commands: a subprocess
+    of the code under test stored the hidden test file with ``add_key`` while it was graded, and
+    a later episode's command read it with ``keyctl``. Bubblewrap now runs every command under a
+    seccomp filter refusing ``add_key``, ``request_key`` and ``keyctl`` (EPERM), as Docker's
+    default profile does; nothing but the workspace carries over.
+    """
+    desc = f"repogym-redteam-{secrets.token_hex(4)}"
+    lib = _keyring_lib()
+    writer = lib + f"put({desc!r}, open({'tests/test_calc_hidden.py'!r}, 'rb').read())\n"
+    first = RepoEnv(tiny_task, sandbox=one_uid)
+    try:
+        first.reset()
+        stored = script(first, lib + f"print(put({desc + '-run'!r}, b'from a run action'))\n").observation.text
+        again = script(first, lib + f"print(get({desc + '-run'!r}))\n", name="again.py").observation.text
+        write(first, "calc/__init__.py", CALC_SOURCE + KEYRING_WRITER.format(code=writer))
+        graded = submit(first)
+    finally:
+        first.close()
+    assert_unearned_zero(graded)
+    assert graded.info["grade"]["fail_to_pass"]["tests/test_calc_hidden.py::test_add_negative"] == "failed"  # it ran
+    later = RepoEnv(tiny_task, sandbox=one_uid)
+    try:
+        later.reset()
+        read = script(later, lib + f"print('hidden:', get({desc!r}))\n", name="read.py").observation.text
+    finally:
+        later.close()
+    assert "hidden: keyctl failed: Operation not permitted" in read and "test_add_negative" not in read, read
+    assert "add_key failed: Operation not permitted" in stored, stored
+    assert "keyctl failed: Operation not permitted" in again, again
 
 
 def test_the_suite_fixture_keeps_the_secrets_in_the_checkouts_history(suite: tuple[Task, str]) -> None:

@@ -160,6 +160,42 @@ def test_the_filesystem_is_the_allowlist_and_python_has_no_site_packages(bwrap: 
     assert lines["third"] == "[]" and lines["json"] == "True", result.stdout + result.stderr
 
 
+PERSIST_PROBE = textwrap.dedent("""\
+    import ctypes, os, socket, sys
+    libc = ctypes.CDLL(None, use_errno=True)
+    KEY = 0x52474D31
+    if sys.argv[1] == "write":
+        print("shm", libc.shmget(KEY, 4096, 0o1666) >= 0, "msg", libc.msgget(KEY, 0o1666) >= 0,
+              "sem", libc.semget(KEY, 1, 0o1666) >= 0, "mq", libc.mq_open(b"/repogym-probe", os.O_CREAT | os.O_RDWR, 0o666, None) >= 0)
+        for path in ("/tmp/left", "/dev/shm/left"):
+            open(path, "w").write("x")
+        held = socket.socket(socket.AF_UNIX)
+        held.bind(b"\\0repogym-probe")
+        held.listen()
+    else:
+        print("shm", libc.shmget(KEY, 0, 0o666) >= 0, "msg", libc.msgget(KEY, 0o666) >= 0,
+              "sem", libc.semget(KEY, 0, 0o666) >= 0, "mq", libc.mq_open(b"/repogym-probe", os.O_RDWR, 0, None) >= 0)
+        print("files", [p for p in ("/tmp/left", "/dev/shm/left") if os.path.exists(p)])
+        probe = socket.socket(socket.AF_UNIX)
+        print("abstract", probe.connect_ex(b"\\0repogym-probe") == 0)
+    """)
+
+
+def test_nothing_of_one_command_persists_into_the_next_on_the_same_uid_but_its_tree(tmp_path: Path) -> None:
+    """SysV IPC objects and POSIX message queues go with the command's IPC namespace, /tmp and
+    /dev/shm with its tmpfs mounts, abstract sockets with its network namespace; the kernel
+    keyring, which none of them holds, is refused (tests/sandbox/test_seccomp.py)."""
+    from repogym_gym.sandbox.slots import DEFAULT_FIRST_UID, SlotPool
+
+    require_bwrap()
+    one_uid = BubblewrapSandbox(pool=SlotPool(first_uid=DEFAULT_FIRST_UID + 62, size=1))
+    (tmp_path / "probe.py").write_text(PERSIST_PROBE)
+    wrote = one_uid.run(["python", "probe.py", "write"], cwd=tmp_path, timeout_s=30)
+    read = one_uid.run(["python", "probe.py", "read"], cwd=tmp_path, timeout_s=30)
+    assert wrote.stdout.split() == ["shm", "True", "msg", "True", "sem", "True", "mq", "True"], wrote.tail(1000)
+    assert read.stdout.split("\n")[:3] == ["shm False msg False sem False mq False", "files []", "abstract False"], read.tail(1000)
+
+
 def test_a_cwd_inside_a_hidden_directory_stays_usable(bwrap: BubblewrapSandbox, tmp_path: Path) -> None:
     (tmp_path / "secret.txt").write_text("s3cret\n")
     work = tmp_path / "ws"

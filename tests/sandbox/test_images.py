@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 import doctest
+import io
+import os
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -18,10 +21,47 @@ def write(root: Path, name: str, text: str) -> None:
     (root / name / "env.toml").write_text(text)
 
 
-def test_the_shipped_base_recipe_has_python_pytest_and_git() -> None:
+def test_the_shipped_base_recipe_has_git_and_bash_and_no_python() -> None:
+    """The container's Python is the host's (mounted); a Debian python3-pytest brought dist-packages
+    with more_itertools 8.10.0 (golden hunks of the real-code suite) and pkg_resources' vendored copies."""
     recipe = load_recipe("base")
     assert recipe.image == "repogym/base:bookworm" and recipe.suite == "bookworm" and recipe.base is None
-    assert {"python3", "python3-pytest", "git", "bash", "coreutils", "python-is-python3"} <= set(recipe.packages)
+    assert {"git", "bash", "coreutils"} <= set(recipe.packages)
+    assert not [p for p in recipe.packages if p.startswith(("python", "pypy"))], recipe.packages
+
+
+def _tarball(path: Path, members: dict[str, int | None]) -> None:
+    """A tarball of ``members`` (name -> file mode, None for a directory), parents first."""
+    with tarfile.open(path, "w") as tar:
+        for name, mode in members.items():
+            info = tarfile.TarInfo(name)
+            if mode is None:
+                info.type, info.mode = tarfile.DIRTYPE, 0o755
+                tar.addfile(info)
+            else:
+                data = b"x = 1\n"
+                info.mode, info.size = mode, len(data)
+                tar.addfile(info, io.BytesIO(data))
+
+
+def test_finishing_a_root_filesystem_leaves_every_python_tree_out(tmp_path: Path) -> None:
+    """Whatever a recipe installs, the image holds no Python of its own: dist-packages, another
+    interpreter's standard library and a tool's vendored modules are left out, tools stay."""
+    members = {"./": None, "./usr/": None, "./usr/bin/": None, "./usr/bin/git": 0o755, "./usr/bin/stray.py": 0o644,
+               "./usr/lib/": None, "./usr/lib/python3/": None, "./usr/lib/python3/dist-packages/": None,
+               "./usr/lib/python3/dist-packages/more_itertools/": None,
+               "./usr/lib/python3/dist-packages/more_itertools/more.py": 0o644,
+               "./usr/lib/python3.11/": None, "./usr/lib/python3.11/os.py": 0o644,
+               "./usr/lib/tool/": None, "./usr/lib/tool/third_party/": None, "./usr/lib/tool/third_party/calc/": None,
+               "./usr/lib/tool/third_party/calc/__init__.py": 0o644, "./usr/lib/tool/README": 0o644,
+               "./etc/": None, "./etc/passwd": 0o644, "./etc/group": 0o644, "./root/": None}
+    raw, out = tmp_path / "raw.tar", tmp_path / "out.tar"
+    _tarball(raw, members)
+    images._finish(raw, out)
+    with tarfile.open(out) as tar:
+        names = {os.path.normpath(m.name) for m in tar.getmembers()}
+    assert {"usr/bin/git", "usr/lib/tool/README", "etc/passwd", "usr/lib/python3"} <= names
+    assert not [n for n in names if n.endswith(".py") or "dist-packages" in n or "python3.11" in n or "third_party" in n], names
 
 
 def test_a_derived_recipe_adds_packages_after_its_bases(tmp_path: Path) -> None:
