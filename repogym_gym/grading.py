@@ -24,7 +24,7 @@ from repogym_gym.baseline import Baseline, BaselineStore, default_cache_dir
 from repogym_gym.errors import PatchError, PathEscapeError, RepoGymError, SetupError, SourceError, WorkspaceError
 from repogym_gym.graders import CompositeGrader, ConstraintGrader, GradingContext, PerfGrader, QualityGrader, TestGrader
 from repogym_gym.graders.composite import combine
-from repogym_gym.graders.testrun import pycache_dir
+from repogym_gym.graders.testrun import judge_dir, pycache_dir
 from repogym_gym.hiding import secret_paths
 from repogym_gym.pyenv import env_dir, grader_env_dir
 from repogym_gym.results import GradeComponent, GradeResult
@@ -60,7 +60,7 @@ def confined(sandbox: Sandbox, task: Task, cache_dir: Path | None = None) -> San
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     hide = [task.root, cache, *secret_paths(task)[1:]]
     image = {"image": task.spec.environment.image} if task.spec.environment.image and sandbox.name == "docker" else {}
-    return scoped(hide=hide, reveal=[task_python_env(task, cache), pycache_dir()], limits=task.spec.limits, **image)
+    return scoped(hide=hide, reveal=[task_python_env(task, cache), pycache_dir(), judge_dir()], limits=task.spec.limits, **image)
 
 
 def task_python_env(task: Task, cache_dir: Path) -> Path:

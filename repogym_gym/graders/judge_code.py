@@ -17,15 +17,16 @@ def build(J):  # noqa: C901, N803 - J is the policy's closure state, as in judge
     module_codes, module_dicts, grader_bytes = J["module_codes"], J["module_dicts"], J["grader_bytes"]
     tree, runner_files = J["tree"], J["runner_files"]
     # Deputies: trusted functions that hand the frames they obtain on to their caller.
-    deputies = (("/inspect.py", frozenset(("currentframe", "stack", "trace", "getouterframes", "getinnerframes",
-                                           "getgeneratorlocals", "getcoroutinelocals"))),
-                # the stack walkers hand on what they read (source lines, locals' reprs): an oracle of the
-                # calling test; a caught exception's own traceback (walk_tb, by TracebackException) is not
-                ("/traceback.py", frozenset(("walk_stack", "walk_tb", "extract_stack", "format_stack", "print_stack",
-                                             "extract", "_extract_from_extended_frame_gen"))),
+    # A deputy is judged as whoever it hands its frames to. Modules whose business is frames are
+    # deputies whole (inspect, pdb, pytest's _code); of traceback.py, every function that yields,
+    # returns or walks frames is (the stack walkers also hand on what they read: source lines, an
+    # oracle of the calling test); what keeps frames to itself (TracebackException, extract_tb's
+    # summary of a caught exception's own traceback) is not, so formatting an exception stays allowed.
+    deputies = (("/traceback.py", frozenset(("walk_stack", "walk_tb", "_walk_tb_with_full_positions", "extract_stack",
+                                             "format_stack", "print_stack", "extract", "_extract_from_extended_frame_gen"))),
                 ("/logging/__init__.py", frozenset(("<lambda>",))),
                 ("/asyncio/base_tasks.py", frozenset(("_task_get_stack",))))
-    deputy_parts = ("/_pytest/_code/", "/pdb.py", "/bdb.py")
+    deputy_parts = ("/_pytest/_code/", "/pdb.py", "/bdb.py", "/inspect.py")
 
     def kind_of_file(filename):
         """"trusted" (the interpreter's installation, the runner), "grader" (a file whose bytes were

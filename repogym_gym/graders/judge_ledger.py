@@ -169,12 +169,22 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
     def on_call(item):
         if state["current"] is None:
             return None
+        state["raised"], state["clean"] = False, False
         bound = items[_id(state["item"])]
         if item is not state["item"] or plain_function(_instance_dict(item, "__dict__").get("_obj")) is not bound[2]:
             violate(f"{bound[1]}: the function called is not the one collected")
         hidden = shadowed(item)
         if hidden:
             violate(f"{bound[1]}: its item's {', '.join(_map(key_text, hidden))} hidden by an instance attribute")
+        return None
+
+    def on_returned(item, clean):
+        if state["current"] is None:
+            return None
+        if item is not state["item"] or "returned" in state["phases"]:
+            return f"{state['current']}: its call ended twice or for another item"
+        state["phases"].append("returned")
+        state["clean"] = clean is True and not state.get("raised")
         return None
 
     def on_subtest(report, node_id, when, outcome, caller):
@@ -202,6 +212,9 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         outcome = outcome_of(when, outcome)
         if when == "call" and outcome == "passed":  # the one report that can make a pass: check before it counts
             bound = items[_id(state["item"])]
+            if "returned" not in state["phases"] or not state.get("clean"):
+                violate(f"{bound[1]}: reported passed, but its call raised or never returned")
+                outcome = "failed"
             if function_state(bound[2]) != bound[3]:
                 violate(f"{bound[1]}: its function's code, defaults, closure or attributes changed")
             check_verdict_path(bound[2].__globals__, bound[5])
@@ -242,8 +255,13 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
             for owner in args[0]:
                 accept_change(owner)
             return None
+        if op == "raised":  # a unittest case recorded a failure: it can only take a pass away
+            if state["current"] is not None and args and args[0] is state["item"]:
+                state["raised"] = True
+            return None
         expected = {"collected": "main_callers", "hooks": "main_callers", "sessionfinish": "main_callers",
                     "begin": "protocol_callers", "end": "protocol_callers", "call": "call_callers",
+                    "returned": "call_callers",
                     "report": "report_callers|subtest_callers"}.get(op)
         if expected is None:
             return f"an unknown runner event {op}"
@@ -257,12 +275,14 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
             return None
         if op == "report":
             return on_report(*args, caller) if _len(args) == 4 else "a report event without its four values"
+        if op == "returned":
+            return on_returned(*args) if _len(args) == 2 else "a returned event without its two values"
         handler = {"collected": on_collected, "hooks": on_hooks, "begin": on_begin, "call": on_call}.get(op)
         return on_end() if op == "end" else handler(args[0])
 
     def finish(exit_code):
         state["finished"] = True
-        code = exit_code if _type(exit_code) is _int else 3
+        code = exit_code if _type(exit_code) is _int and 0 <= exit_code <= 255 else 3
         record_json = ", ".join(f"{jstr(k)}: {jstr(v)}" for k, v in _sorted(ledger.items()))
         payload = f'{{"exit_code": {code}, "record": {{{record_json}}}, "violations": [{", ".join(_map(jstr, violations))}]}}'
         data = ("\n" + nonce + payload + nonce + "\n").encode("utf-8")

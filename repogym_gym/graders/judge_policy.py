@@ -111,7 +111,8 @@ def install(config):
 
     Args:
         config: ``{"nonce": str, "tree": abs path, "grader_files": {abs path: bytes},
-            "scored_files": [rel path], "scored_ids": [node id], "runner_files": [abs path]}``.
+            "scored_files": [rel path], "scored_ids": [node id],
+            "runner_files": {abs path: its bytes as read first, or None}}``.
 
     Returns:
         None: nothing that could reach the hook's state leaves this function.
@@ -134,7 +135,7 @@ def install(config):
     J.update(
         nonce=config["nonce"], tree=os.path.realpath(config["tree"]).rstrip("/") + "/", grader_bytes=grader_bytes,
         scored_files=frozenset(config["scored_files"]), scored_ids=frozenset(config["scored_ids"]),
-        runner_files=frozenset(config["runner_files"]),
+        runner_files=frozenset(config["runner_files"]), runner_bytes=dict(config["runner_files"]),
         state={"roots": (), "codes": None, "armed": False, "finished": False, "current": None, "item": None,
                "phases": None, "modules": {}},
         kinds={},  # co_filename -> "trusted" | "grader" | "submission"
@@ -158,6 +159,7 @@ def _core(J):  # noqa: N803
     _len, _type, _str, violations, class_name = J["len"], J["type"], J["str"], J["violations"], J["class_name"]
 
     def violate(message):
+        message = message if _len(message) <= 300 else message[:297] + "..."  # the grade names it; no channel out
         if _len(violations) < 50 and message not in violations:
             violations.append(message)
 
@@ -172,7 +174,9 @@ def _core(J):  # noqa: N803
 
 def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
     """The audit hook: each audited operation decided from its caller (see the module docstring)."""
-    _type, _id, _str, _bytes, _any, _set, _len, _stat = J["type"], J["id"], J["str"], J["bytes"], J["any"], J["set"], J["len"], J["stat"]
+    _type, _id, _str, _bytes, _any, _all, _set, _len, _stat = (J["type"], J["id"], J["str"], J["bytes"], J["any"], J["all"],
+                                                              J["set"], J["len"], J["stat"])
+    _instance_dict = J["instance_dict"]
     _getframe, _get_ident = J["getframe"], J["get_ident"]
     _gc_isenabled, _gc_disable, _gc_enable = J["gc_isenabled"], J["gc_disable"], J["gc_enable"]
     _os_open, _os_read, _os_close, _O_RDONLY = J["os_open"], J["os_read"], J["os_close"], J["O_RDONLY"]
@@ -228,6 +232,8 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
         filename = code.co_filename
         kind = kind_of_file(filename)
         if kind == "trusted":
+            if caller is not None and _id(caller.f_code) in state["codes"]["pyc_callers"]:
+                return _ImportError, f"a test module's code claims to be {filename}"  # a planted pytest cache file
             return None
         if not state["armed"] and (kind == "grader" or (_type(filename) is _str and filename.startswith("/"))):
             state["armed"] = True  # first contact: the first code of a file that is not trusted is about to run
@@ -258,6 +264,10 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
             return None  # submission names are harmless; grader modules are compared with their bytes at exec
         if _type(source) is _str:
             source = source.encode("utf-8", "surrogateescape")
+        if filename in runner_bytes:  # as read before anything ran: the file itself may since have changed
+            if _type(source) is _bytes and runner_bytes[filename] == source:
+                return None
+            return _RuntimeError, f"code compiled as {filename} is not that file's code"
         try:
             if _type(source) is _bytes and file_bytes(filename) == source:
                 return None
@@ -265,15 +275,26 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
             pass
         return _RuntimeError, f"code compiled as {filename} is not that file's code"
 
+    def genuine_loader(frame):
+        """``frame`` runs importlib's own ``SourceLoader.get_code`` on a plain ``SourceFileLoader`` (no
+        method hidden by an instance attribute) for a source path: the code it unmarshals gets that
+        path as its filename, so a bytecode file cannot make code claim another file."""
+        codes = state["codes"]
+        if frame is None or _id(frame.f_code) not in codes["loader_callers"]:
+            return False
+        local = frame.f_locals
+        loader = local.get("self")
+        return _type(loader) is codes["source_loader"] and _type(local.get("source_path")) is _str and \
+            _all(k == "name" or k == "path" for k in _instance_dict(loader, "__dict__"))
+
     def on_unmarshal(event, caller):
         codes = state["codes"]
         if caller is not None and _id(caller.f_code) in codes["bytecode_readers"]:
             if _id(caller.f_code) in codes["pytest_pyc_readers"]:
-                return None  # pytest's cache of a rewritten test module: compared with its bytes at exec
-            loader = caller.f_back
-            if loader is not None and loader.f_code.co_name == "get_code" and \
-                    _type(loader.f_locals.get("self")) is codes["source_loader"]:
-                return None  # importlib's bytecode cache of a source file (its filename is fixed to the source's)
+                if caller.f_back is not None and _id(caller.f_back.f_code) in codes["pyc_callers"]:
+                    return None  # pytest's cache of a rewritten test module: compared with its bytes at exec
+            elif genuine_loader(caller.f_back):
+                return None  # importlib's bytecode cache of a source file
         return _RuntimeError, f"{event} is not allowed while tests are judged ({where(caller)})"
 
     def on_setattr(target, name, caller):
@@ -290,6 +311,7 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
             return _PermissionError, f"{key_text(name)} of class {_class_qualname(target)} assigned ({where(caller)})"
         return None
 
+    runner_bytes = J["runner_bytes"]
     grader_names = frozenset(last_part(p) for p in J["grader_bytes"])
     grader_inodes = J["grader_inodes"]
     skip_prefixes = J["open_skip_prefixes"]  # the interpreter's installation and bytecode cache: never grader files
@@ -417,11 +439,16 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
         return verdict
 
     def hook(event, args, _guarded=guarded, _frame_attrs=frame_attrs, _getattr_event="object.__getattr__"):
-        # The one frame of the policy an exception carries out: nothing secret in its locals.
+        # The one frame of the policy an exception carries out (its traceback's first entry), so
+        # the frame must hold nothing that reaches the policy's state when it is left: no free
+        # variables (defaults instead), and every local but the exception and the event's name
+        # deleted before the raise.
         if event == _getattr_event and args[1] not in _frame_attrs:
             return  # __code__ reads and the like: frequent and harmless
         denied = _guarded(event, args)
         if denied is not None:
-            raise denied[0](denied[1])
+            error = denied[0](denied[1])
+            del denied, args, _guarded, _frame_attrs, _getattr_event
+            raise error
 
     return hook

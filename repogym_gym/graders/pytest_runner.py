@@ -71,7 +71,12 @@ def _arm(selection):
         import judge_policy
     finally:
         sys.path.remove(_HERE)
-    runner_files = [os.path.abspath(__file__), *(os.path.join(_HERE, part) for part in POLICY_PARTS)]
+    runner_files = {}
+    for path in [os.path.abspath(__file__), *(os.path.join(_HERE, part) for part in POLICY_PARTS)]:
+        try:
+            runner_files[path] = _read(path)  # code compiled under these names must be these bytes
+        except OSError:
+            runner_files[path] = None
     judge_policy.install({"nonce": selection["nonce"], "tree": tree, "grader_files": grader,
                           "scored_files": selection["files"], "scored_ids": selection["ids"],
                           "runner_files": runner_files})
@@ -143,6 +148,8 @@ def _init(plugin_class):
         "main_callers": _codes_of([vars(_pytest.main)]),
         "bytecode_readers": [bootstrap_external._compile_bytecode.__code__, _pytest.assertion.rewrite._read_pyc.__code__],
         "pytest_pyc_readers": [_pytest.assertion.rewrite._read_pyc.__code__],
+        "pyc_callers": [_pytest.assertion.rewrite.AssertionRewritingHook.exec_module.__code__],
+        "loader_callers": [bootstrap_external.SourceLoader.get_code.__code__],
         "item_types": (Function, _pytest.unittest.TestCaseFunction),
         "report_type": _pytest.reports.TestReport,
         "source_loader": bootstrap_external.SourceFileLoader,
@@ -152,7 +159,7 @@ def _init(plugin_class):
         "hookimpls_of": vars(pluggy.HookCaller)["_hookimpls"].__get__,
         "function_of": vars(pluggy.HookImpl)["function"].__get__,
     }
-    runner = _codes_of([{"main": main, "_Judge": plugin_class, "_patched": _patched}])
+    runner = _codes_of([{"main": main, "_Judge": plugin_class, "_patched": _patched, "_wrap_unittest": _wrap_unittest}])
     _audit("repogym.judge", "init", runner, _codes_of(pluggy_namespaces), pytest_codes, _roots(_SELECTION["tree"]))
 
 
@@ -180,7 +187,28 @@ def _wrap_monkeypatch():
         setattr(MonkeyPatch, name, _patched(getattr(MonkeyPatch, name), owners))
 
 
+def _wrap_unittest():
+    """A unittest case records its failures instead of raising them: each one recorded is told to
+    the policy as it happens, so its call cannot count as clean whatever its item says later."""
+    from _pytest.unittest import TestCaseFunction
+
+    original = TestCaseFunction._addexcinfo
+
+    def _addexcinfo(self, rawexcinfo):
+        _audit("repogym.judge", "raised", self)
+        return original(self, rawexcinfo)
+
+    TestCaseFunction._addexcinfo = _addexcinfo
+
+
 _SELECTION = {}
+
+
+def _forget_last_exception():
+    """pytest keeps a failed call's exception in ``sys.last_*`` for post-mortem debugging: the next
+    test's code could read its explanation (expected values included)."""
+    for name in ("last_type", "last_value", "last_traceback"):
+        sys.__dict__.pop(name, None)
 
 
 def main():
@@ -232,15 +260,27 @@ def main():
             finally:
                 _audit("repogym.judge", "end", item)
 
-        @pytest.hookimpl(tryfirst=True)
+        @pytest.hookimpl(wrapper=True, tryfirst=True)
         def pytest_runtest_call(self, item):
+            # What the call did, seen from outside it: a call report counts as a pass only if the
+            # call returned here without an exception (and, for a unittest case, with none recorded).
             _audit("repogym.judge", "call", item)
+            try:
+                result = yield
+            except BaseException:
+                _forget_last_exception()
+                _audit("repogym.judge", "returned", item, False)
+                raise
+            _forget_last_exception()
+            _audit("repogym.judge", "returned", item, not item.__dict__.get("_excinfo"))
+            return result
 
         @pytest.hookimpl(tryfirst=True)
         def pytest_runtest_logreport(self, report):
             _audit("repogym.judge", "report", report, report.nodeid, report.when, report.outcome)
 
     _wrap_monkeypatch()
+    _wrap_unittest()
 
     def judged():
         _init(_Judge)

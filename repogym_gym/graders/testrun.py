@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import hashlib
 import json
 import os
 import random
@@ -62,7 +63,7 @@ from repogym_gym.sandbox import Sandbox, scrubbed_env
 from repogym_gym.spec import TestSpec
 from repogym_gym.tree import discard_tree
 
-__all__ = ["RUNNER_SCRIPT", "TestRun", "baseline_pytest_settings", "pytest_argv", "run_tests", "warm_pycache"]
+__all__ = ["RUNNER_SCRIPT", "TestRun", "baseline_pytest_settings", "judge_dir", "pytest_argv", "run_tests", "warm_pycache"]
 
 #: The standalone runner script copied next to the grader's ini for every pytest run.
 RUNNER_SCRIPT = Path(__file__).with_name("pytest_runner.py")
@@ -153,6 +154,55 @@ def pytest_argv(spec: TestSpec, repo: Path, ini: Path, junit: Path, sentinel: st
     return argv + ([sentinel] if sentinel else [])
 
 
+_judge_files: dict[tuple[Path, tuple[Path, ...]], list[tuple[str, bytes]]] = {}
+
+
+def judge_dir() -> Path:
+    """The runner and the policy's files, in a directory named by their content.
+
+    ``<cache>/judge/<first 16 hex digits of the files' sha256>/``: files 0444 in a directory 0555,
+    made once (written aside, then renamed into place) and shown read-only inside a confining
+    sandbox. The judged process trusts these files by name, so they must not sit in the writable
+    scratch directory (code under test rewrote one there and compiled its own code under the
+    name); the runner also compares any code compiled under their names with the bytes it read
+    at start. Raises OSError if the cache cannot be written.
+    """
+    cache = default_cache_dir()
+    key = (cache, (RUNNER_SCRIPT, *POLICY_SCRIPTS))
+    with _warm_lock:
+        files = _judge_files.get(key)
+        if files is None:
+            files = _judge_files[key] = [(p.name, p.read_bytes()) for p in key[1]]
+        digest = hashlib.sha256(b"".join(len(name).to_bytes(4, "big") + name.encode() + len(data).to_bytes(8, "big") + data
+                                         for name, data in files)).hexdigest()[:16]
+        target = cache / "judge" / digest
+        # checked on every run (about 0.5 ms): under LocalSandbox the code under test runs as root and
+        # could have rewritten them for the next run
+        if not all(_same_bytes(target / name, data) for name, data in files):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            staging = Path(tempfile.mkdtemp(prefix=f".{digest}-", dir=target.parent))
+            for name, data in files:
+                (staging / name).write_bytes(data)
+                (staging / name).chmod(0o444)
+            staging.chmod(0o555)
+            if target.exists() or target.is_symlink():
+                discard_tree(target)  # not what these files hold (a crash mid-write, a hand edit)
+            try:
+                os.replace(staging, target)
+            except OSError:  # another process put the same files there first
+                discard_tree(staging)
+                if not all(_same_bytes(target / name, data) for name, data in files):
+                    raise
+        return target
+
+
+def _same_bytes(path: Path, data: bytes) -> bool:
+    try:
+        return not path.is_symlink() and path.read_bytes() == data
+    except OSError:
+        return False
+
+
 def pycache_dir() -> Path:
     """The grader-owned bytecode cache (``<cache>/pycache``; created by Python on first use)."""
     return default_cache_dir() / "pycache"
@@ -234,7 +284,7 @@ def _read_record(stdout: str, nonce: str) -> tuple[dict[str, object] | None, str
         return None, stdout
     try:
         record = json.loads(parts[1])
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # JSONDecodeError, or an int past the conversion limit
         return None, stdout
     rest = parts[0] + parts[2]
     if not isinstance(record, dict) or set(record) != {"exit_code", "record", "violations"}:
@@ -392,10 +442,7 @@ def run_tests(
         if sentinel:
             sentinel_file, sentinel_id = _plant_sentinel(repo)
             canaries = _plant_canaries(repo, spec)
-        runner = scratch / "pytest_runner.py"
-        shutil.copyfile(RUNNER_SCRIPT, runner)
-        for part in POLICY_SCRIPTS:
-            shutil.copyfile(part, scratch / part.name)
+        runner = judge_dir() / RUNNER_SCRIPT.name
         nonce = f"@@repogym-{secrets.token_hex(16)}@@"
         selection = scratch / f"selection-{secrets.token_hex(8)}.json"
         selection.write_text(json.dumps(_selection(spec, nonce, sentinel_file, repo)))

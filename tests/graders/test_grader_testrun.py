@@ -89,8 +89,8 @@ def test_a_run_where_the_sentinel_passes_is_invalid(make_task: MakeTask) -> None
     )
     task = make_task(files={"conftest.py": forge})
     message = invalid_message(grade_patch(task, GOLDEN_PATCH))
-    # the canaries planted in the test files are forced too, so either check may fire first
-    assert ("sentinel" in message and "passed" in message) or "must-fail tests planted" in message
+    # the judge sees each forced call raise; the host would also see the sentinel and the canaries pass
+    assert "reported passed, but its call raised" in message, message
 
 
 # -- timeouts and exit codes ----------------------------------------------------------------------------

@@ -56,6 +56,22 @@ DENIED = {
     "a test file by name from a directory descriptor": ("import os\nfd = os.open(os.path.join(os.path.dirname(__file__), "
                                                         "'tests'), os.O_RDONLY)\nos.open('test_x.py', os.O_RDONLY, dir_fd=fd)"),
     "a test's source lines from the stack": "import traceback\ntraceback.extract_stack()",
+    # third round: frames through a private walker; code claiming a trusted file through a
+    # bytecode reader of its own, a loader whose reader is its own, a runner file rewritten
+    "frames through traceback's private walker": ("import traceback\ntry:\n    1 / 0\nexcept ZeroDivisionError as e:\n"
+                                                  "    list(traceback._walk_tb_with_full_positions(e.__traceback__))"),
+    "bytecode through a get_code of its own": ("import marshal, _frozen_importlib_external as fe\n"
+                                               "data = marshal.dumps(compile('x = 1', '<q>', 'exec'))\n"
+                                               "def get_code(self):\n    return fe._compile_bytecode(data)\n"
+                                               "get_code(fe.SourceFileLoader('x', '/nonexistent/x.py'))"),
+    "a loader whose get_data is its own": (
+        "import importlib.util, marshal, os, _frozen_importlib_external as fe\nst = os.stat(os.__file__)\n"
+        "head = importlib.util.MAGIC_NUMBER + bytes(4) + (int(st.st_mtime) & 0xFFFFFFFF).to_bytes(4, 'little') + "
+        "(st.st_size & 0xFFFFFFFF).to_bytes(4, 'little')\nloader = fe.SourceFileLoader('os', os.__file__)\n"
+        "loader.get_data = lambda path: head + marshal.dumps(compile('x = 1', 'q', 'exec'))\nloader.get_code('os')"),
+    "a runner file rewritten, then compiled under its name": (
+        "import os, sys\npath = os.path.join(os.path.dirname(sys.argv[0]), 'judge_ledger.py')\n"
+        "open(path, 'w').write('x = 1')\ncompile('x = 1', path, 'exec')"),
 }
 
 ALLOWED = {
@@ -76,7 +92,8 @@ ALLOWED = {
 }
 
 
-def judge(tmp_path: Path, body: str, test_file: str = TEST_FILE, env: dict[str, str] | None = None) -> tuple[dict | None, str]:
+def judge(tmp_path: Path, body: str, test_file: str = TEST_FILE, env: dict[str, str] | None = None,
+          ids: list[str] | None = None) -> tuple[dict | None, str]:
     """Run the runner on a tree whose ``mod.run()`` executes ``body``; (record or None, output)."""
     tree = tmp_path / "tree"
     (tree / "tests").mkdir(parents=True)
@@ -88,7 +105,7 @@ def judge(tmp_path: Path, body: str, test_file: str = TEST_FILE, env: dict[str, 
     for part in POLICY_SCRIPTS:
         shutil.copyfile(part, scratch / part.name)
     nonce = f"@@{secrets.token_hex(8)}@@"
-    ids = ["tests/test_x.py::test_runs", "tests/test_x.py::test_other"]
+    ids = ids or ["tests/test_x.py::test_runs", "tests/test_x.py::test_other"]
     (scratch / "sel.json").write_text(json.dumps({"nonce": nonce, "files": ["tests/test_x.py"], "ids": ids,
                                                  "tree": str(tree), "grader_files": ["tests/test_x.py"]}))
     (scratch / "pytest.ini").write_text(f"[pytest]\naddopts =\npythonpath =\n    {tree}\n")
@@ -127,6 +144,10 @@ NAMED = {
     "a test file through a symlink": 'read a test file',
     "a test file by name from a directory descriptor": 'read a test file',
     "a test's source lines from the stack": '_getframe',
+    "frames through traceback's private walker": 'tb_frame',
+    "bytecode through a get_code of its own": 'marshal.loads',
+    "a loader whose get_data is its own": 'marshal.loads',
+    "a runner file rewritten, then compiled under its name": "is not that file's code",
 }
 
 
@@ -225,3 +246,153 @@ def test_code_under_test_cannot_install_a_signal_handler(tmp_path: Path) -> None
     assert record is not None, output[-3000:]
     assert counts.read_text().startswith("refused: signal only works in main thread"), counts.read_text()
     assert record["record"]["tests/test_x.py::test_runs"] == "passed"
+
+
+def test_the_hook_frame_a_denial_carries_out_holds_nothing() -> None:
+    """A denial's traceback starts at the hook's frame: whoever reads it (here the grader's own test,
+    which may) finds the exception and the event's name there, nothing that reaches the policy's
+    state (a default argument of the hook led to its closures and the ledger, third round)."""
+    assert judge_policy._rules.__code__.co_consts  # the hook is built in _rules
+    hooks = [c for c in judge_policy._rules.__code__.co_consts if hasattr(c, "co_code") and c.co_name == "hook"]
+    assert len(hooks) == 1 and hooks[0].co_freevars == (), hooks
+
+
+HOOK_FRAME_TEST = """\
+import sys
+
+
+def test_runs():
+    try:
+        sys._current_frames()
+    except RuntimeError as exc:
+        tb = exc.__traceback__
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    assert sorted(tb.tb_frame.f_locals) == ["error", "event"], sorted(tb.tb_frame.f_locals)
+
+
+def test_other():
+    assert 1 + 1 == 2
+"""
+
+
+def test_a_denials_hook_frame_keeps_only_the_exception(tmp_path: Path) -> None:
+    record, output = judge(tmp_path, "pass", test_file=HOOK_FRAME_TEST)
+    assert record is not None, output[-3000:]
+    assert record["record"]["tests/test_x.py::test_runs"] == "passed", output[-3000:]
+    assert any("sys._current_frames" in v for v in record["violations"])
+
+
+RELAY = """\
+import sys
+for finder in sys.meta_path:
+    config = getattr(finder, "config", None)
+    if config is None:
+        continue
+    session = config.pluginmanager.get_plugin("session")
+    real = session.gethookproxy
+
+    class Relay:  # item.ihook: the real hooks, but a failed call's report is made from a clean CallInfo
+        def __init__(self, hooks):
+            self.hooks = hooks
+
+        def __getattr__(self, name):
+            value = getattr(self.hooks, name)
+            if name != "pytest_runtest_makereport":
+                return value
+
+            def makereport(item, call):
+                if call.when == "call" and call.excinfo is not None:
+                    call = type(call)(None, None, call.start, call.stop, call.duration, call.when, _ispytest=True)
+                return value(item=item, call=call)
+            return makereport
+
+    session.gethookproxy = lambda fspath: Relay(real(fspath))
+    break
+"""
+
+RELAY_TESTS = """\
+import mod
+
+
+def test_runs():
+    assert mod.run() == "ok"
+
+
+def test_other():
+    assert 1 + 1 == 3
+"""
+
+
+def test_a_pass_needs_a_call_seen_to_return_cleanly(tmp_path: Path) -> None:
+    """Third round: ``session.gethookproxy`` shadowed by an instance attribute gave every item a hook
+    relay whose ``pytest_runtest_makereport`` turned a failed call into a genuine passing report.
+    The runner now watches the call itself (a wrapper of ``pytest_runtest_call``): a passing call
+    report counts only after a call seen to return without an exception."""
+    record, output = judge(tmp_path, RELAY, test_file=RELAY_TESTS)
+    assert record is not None, output[-3000:]
+    assert record["record"]["tests/test_x.py::test_other"] == "failed", (record, output[-2000:])
+    assert any("reported passed, but its call raised" in v for v in record["violations"]), record["violations"]
+
+
+UNITTEST_TESTS = """\
+import unittest
+
+import mod
+
+
+class T(unittest.TestCase):
+    def test_runs(self):
+        self.assertEqual(mod.run(), "ok")
+
+    def test_other(self):
+        self.assertEqual(1 + 1, 3)
+"""
+
+
+def test_a_unittest_failure_recorded_by_its_case_is_seen_as_it_happens(tmp_path: Path) -> None:
+    """A unittest case records its failure instead of raising it; the runner tells the policy as it is
+    recorded, so a failure cleared from the item before the report (by a thread of the submission,
+    say) still fails the test. Here nothing is cleared: the honest outcomes come through."""
+    tree_ids = ["tests/test_x.py::T::test_runs", "tests/test_x.py::T::test_other"]
+    record, output = judge(tmp_path, "pass", test_file=UNITTEST_TESTS, ids=tree_ids)
+    assert record is not None, output[-3000:]
+    assert record["record"] == {tree_ids[0]: "passed", tree_ids[1]: "failed"}, (record, output[-2000:])
+    assert record["violations"] == []
+
+
+CLEARED = """\
+import sys
+for finder in sys.meta_path:
+    config = getattr(finder, "config", None)
+    if config is not None:
+        session = config.pluginmanager.get_plugin("session")
+for item in session.items:  # unittest feeds the failure to the item, then runs the case's cleanups
+    if item.name == "test_other":
+        item.instance.addCleanup(lambda item=item: item.__dict__.update(_excinfo=None))
+"""
+
+CLEARED_TESTS = UNITTEST_TESTS.replace("self.assertEqual(1 + 1, 3)", "mod.run()\n        self.assertEqual(1 + 1, 3)")
+
+
+def test_a_unittest_failure_cleared_before_its_report_still_fails(tmp_path: Path) -> None:
+    """Third round: a cleanup registered on the case by the code under test ran after unittest had
+    fed the failure to pytest's item and cleared it there; the report was a pass."""
+    tree_ids = ["tests/test_x.py::T::test_runs", "tests/test_x.py::T::test_other"]
+    record, output = judge(tmp_path, CLEARED, test_file=CLEARED_TESTS, ids=tree_ids)
+    assert record is not None, output[-3000:]
+    assert record["record"][tree_ids[1]] == "failed", (record, output[-2000:])
+
+
+def test_an_exit_status_past_a_byte_is_no_exit_status(tmp_path: Path) -> None:
+    """Third round: pytest's exit status set to a 6000-digit int (the int-to-str limit lifted) made the
+    record unreadable to the host (a ValueError, then an infra error). The policy writes 3 for an
+    exit status that is not 0-255, and the host reads any unreadable record as no record."""
+    body = ("import sys\nsys.set_int_max_str_digits(0)\nfor f in sys.meta_path:\n    c = getattr(f, 'config', None)\n"
+            "    if c is not None:\n        s = c.pluginmanager.get_plugin('session')\n"
+            "        c.add_cleanup(lambda: setattr(s, 'exitstatus', 10 ** 6000))\n        break")
+    record, output = judge(tmp_path, body)
+    assert record is not None, output[-3000:]
+    assert record["exit_code"] == 3
+    digits = "1" * 5000
+    assert _read_record(f'@@n@@{{"exit_code": {digits}, "record": {{}}, "violations": []}}@@n@@', "@@n@@")[0] is None

@@ -11,7 +11,7 @@ import pytest
 from repogym_gym.agents import GoldenAgent, NoopAgent, run_episode
 from repogym_gym.baseline import BaselineStore
 from repogym_gym.env import RepoEnv
-from repogym_gym.graders.testrun import pycache_dir, warm_pycache
+from repogym_gym.graders.testrun import judge_dir, pycache_dir, warm_pycache
 from repogym_gym.grading import confined
 from repogym_gym.gym.env import RepoGymEnv
 from repogym_gym.pyenv import env_dir, grader_env_dir
@@ -87,11 +87,13 @@ def test_confined_hides_the_task_and_the_cache_and_applies_the_task_limits(make_
     assert isinstance(narrowed, BubblewrapSandbox)
     assert narrowed.hide == (str(task.root.resolve()), str((tmp_path / "cache").resolve()))
     # only the environment the task's commands use, never the cache's other environments
-    assert narrowed.reveal == (str(grader_env_dir(tmp_path / "cache").resolve()), str(pycache_dir().resolve()))
+    assert narrowed.reveal == (str(grader_env_dir(tmp_path / "cache").resolve()), str(pycache_dir().resolve()),
+                               str(judge_dir().resolve()))
     assert narrowed.limits.max_processes == 99
     with_env = make_task(repo={"env": {"requirements": ["pytest==9.0.3"]}})
     own = confined(BubblewrapSandbox(), with_env, tmp_path / "cache")
-    assert own.reveal == (str(env_dir(["pytest==9.0.3"], cache_dir=tmp_path / "cache").resolve()), str(pycache_dir().resolve()))
+    assert own.reveal == (str(env_dir(["pytest==9.0.3"], cache_dir=tmp_path / "cache").resolve()), str(pycache_dir().resolve()),
+                          str(judge_dir().resolve()))
 
 
 def test_the_grader_bytecode_cache_is_warmed_on_the_host_and_read_only_inside(tiny_task: Task, tmp_path: Path) -> None:
