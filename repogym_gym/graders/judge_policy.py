@@ -9,9 +9,12 @@ verdict must not depend on anything that code can reach. The policy rests on fou
    *trusted* (the interpreter's standard library and site-packages, the runner), *grader* (test
    files and ``conftest.py`` files of the grading copy, whose bytes were read before any code ran)
    or *submission* (everything else, ``<string>`` included). A filename cannot be forged:
-   compiling, unmarshalling or building (``code.replace``) code that carries a trusted filename is
-   refused unless it is that file's own code, and every grader module that runs is compared with
-   the code compiled from its bytes (a grader frame counts only if its code was so verified).
+   compiling or building (``code.replace``) code that carries a trusted filename is refused unless
+   it is that file's own code (for the runner's files: the bytes read at start), bytecode is
+   unmarshalled only by importlib's own ``SourceLoader.get_code`` on a plain loader for a source
+   path (the code takes that path as its name) or by pytest's cache reader for a test module, and
+   every grader module that runs is compared with the code compiled from its bytes (a grader
+   frame counts only if its code was so verified).
 2. **Capabilities are denied to the submission**, decided from the calling frame and from the
    frame that ends up holding what a *deputy* (``inspect.stack``, ``traceback.walk_tb``,
    ``_pytest._code``...) hands on: no audit hooks, trace or profile hooks, heap walks
@@ -25,13 +28,14 @@ verdict must not depend on anything that code can reach. The policy rests on fou
    named in the grade).
 3. **The verdict lives where nothing can reach it.** The ledger of outcomes, the nonce that frames
    the final record and the policy's state are closure variables of the hook, which only the
-   interpreter references (heap walks and frames are denied; the hook frame an exception carries
-   out holds nothing secret). Each test item is bound, when its module's collection is reported,
+   interpreter references (heap walks and frames are denied; the hook frame a denial carries
+   out holds only the exception: its other locals are deleted before the raise). Each test item is bound, when its module's collection is reported,
    to its node id and to its function, which must be code of its verified test file named as
    the id says. Outcomes arrive as audit events from the runner's plugin and count only when
    they come from pytest's own flow (the runner's code, called by pluggy, called by
    ``_pytest.runner.call_and_report``; main thread; no submission frame on the stack; the bound
-   item, each phase once, each item once). The hook writes the record and ends the process.
+   item, each phase once, each item once), and a passing call report counts only after the
+   runner saw the call return without an exception. The hook writes the record and ends the process.
 4. **What the verdict depends on is compared.** Class attributes and module globals are not
    audited, so every namespace of a trusted module and its classes is snapshotted at first
    contact (the first code that is not trusted about to run); the verdict path (pytest, pluggy,
@@ -46,8 +50,8 @@ builtins (``functools.partial`` as a weakref callback) runs with the frame it in
 caller; under LocalSandbox the process runs as root, so another root process can write its memory.
 
 Events of the runner (``sys.audit("repogym.judge", op, *args)``): ``init``, ``collected``,
-``collect_error``, ``hooks``, ``begin``, ``call``, ``report``, ``end``, ``monkeypatch``,
-``sessionfinish``, ``finish``.
+``collect_error``, ``hooks``, ``begin``, ``call``, ``raised``, ``returned``, ``report``, ``end``,
+``monkeypatch``, ``sessionfinish``, ``finish``.
 
 The policy is four standalone files copied beside the runner: this one (the audited operations
 and the hook), :mod:`judge_code` (where code comes from, who holds a frame, verified grader
