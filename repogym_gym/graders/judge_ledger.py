@@ -12,10 +12,13 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         J["type"], J["id"], J["str"], J["int"], J["tuple"], J["list"], J["map"], J["any"], J["len"], J["sorted"],
         J["frozenset"], J["ValueError"])
     _FunctionType, _classmethod, _staticmethod = J["FunctionType"], J["classmethod"], J["staticmethod"]
+    _callable, _set, _dict = J["callable"], J["set"], J["dict"]
     _instance_dict, _class_dict, _class_mro, _get_ident, _write, _exit = (
         J["instance_dict"], J["class_dict"], J["class_mro"], J["get_ident"], J["write"], J["exit"])
     state, kinds, keep, items, ledger, violations = J["state"], J["kinds"], J["keep"], J["items"], J["ledger"], J["violations"]
-    # items: id(item) -> [item, node id, function, its state, ran, MRO of its test class]
+    # items: id(item) -> [item, node id, function, its state, ran, MRO of its test class,
+    #                    its inputs at collection, its arguments at the end of its setup, its direct parameters,
+    #                    [its function, ..., the test's own function] (trusted decorators between)]
     nonce, scored_ids, scored_files = J["nonce"], J["scored_ids"], J["scored_files"]
     verified, module_dicts = J["verified"], J["module_dicts"]
     violate, name_of, key_text, where = J["violate"], J["name_of"], J["key_text"], J["where"]
@@ -56,7 +59,7 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
     def scored(node_id):
         return node_id in scored_ids or node_id.split("::", 1)[0] in scored_files
 
-    def bind_item(item, node_id):
+    def bind_item(item, node_id, direct):
         """Bind a collected item to its node id and its function, which must be verified grader code."""
         if _type(node_id) is not _str or _id(item) in items:
             return f"a collected test was reported twice or with a non-string id ({key_text(node_id)})"
@@ -67,18 +70,37 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         if function is None:
             return None if not scored(node_id) else f"{node_id}: its test object is not a function"
         classes = _class_mro(_type(obj.__self__)) if _type(obj) is J["MethodType"] else ()
-        code = function.__code__
+        chain = wrapped_chain(function)
+        code = chain[-1].__code__
         if _id(code) not in verified:
             return None if not scored(node_id) else (
                 f"{node_id}: its function ({code.co_filename}:{code.co_qualname}) is not code of a verified test file")
         for marker in ("place_as", "compat_co_firstlineno", "__wrapped__"):
-            if marker in function.__dict__:
+            if marker in chain[-1].__dict__:
                 return f"{node_id}: its function carries {marker!r}"
         keep.append(item)
-        items[_id(item)] = [item, node_id, function, function_state(function), False, classes]
-        if _id(function.__globals__) in module_dicts:
-            watch_module(function.__globals__)
+        items[_id(item)] = [item, node_id, function, chain_state(chain), False, classes, test_inputs(item), None,
+                            _frozenset(d for d in direct if _type(d) is _str), chain]
+        if _id(chain[-1].__globals__) in module_dicts:
+            watch_module(chain[-1].__globals__)
         return None
+
+    def wrapped_chain(function):
+        """``[function, ..., the test's own function]``: a test decorated in its file by trusted code
+        (``unittest.mock.patch``, ``unittest.skip``, ``functools.wraps``) is that code's wrapper, and
+        ``__wrapped__`` leads from each trusted wrapper to what it wraps."""
+        chain = [function]
+        while _len(chain) < 8 and _id(function.__code__) not in verified and \
+                kind_of_file(function.__code__.co_filename) == "trusted":
+            inner = plain_function(function.__dict__.get("__wrapped__"))
+            if inner is None:
+                break
+            chain.append(inner)
+            function = inner
+        return chain
+
+    def chain_state(chain):
+        return _tuple(_map(function_state, chain))
 
     def pytest_caller(caller):
         """The first frame below ``caller`` that is not pluggy's (who called the hook)."""
@@ -133,23 +155,66 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
     def on_collected(found):
         if _type(found) is not _list:
             return "a collection event without its list of (item, node id) pairs"
-        for pair in found:
-            if _type(pair) is not _tuple or _len(pair) != 2:
-                return "a collection event without its list of (item, node id) pairs"
-        for item, node_id in found:
-            problem = bind_item(item, node_id)
+        for row in found:
+            if _type(row) is not _tuple or _len(row) != 3 or _type(row[2]) is not _tuple:
+                return "a collection event without its list of (item, node id, direct parameters) rows"
+        for item, node_id, direct in found:
+            problem = bind_item(item, node_id, direct)
             if problem:
                 violate(problem)
         return None
 
-    def on_hooks(relay):
-        if _type(relay) is not state["codes"]["hook_relay_type"]:
+    def on_hooks(relay, session):
+        codes = state["codes"]
+        if _type(relay) is not codes["hook_relay_type"]:
             return f"the hook relay is a {name_of(relay)}"
-        state["relay"] = relay
-        keep.append(relay)
+        if _type(session) is not codes["session_type"]:
+            return f"the session is a {name_of(session)}"
+        state["relay"], state["session"] = relay, session
+        config = codes["node_slot"]["config"](session)
+        manager = _instance_dict(config, "__dict__").get("pluginmanager") if _type(config) is codes["config_type"] else None
+        if _type(manager) is not codes["plugin_manager_type"]:
+            return "the session's config or plugin manager is not pytest's"
+        callers = [c for c in _list(_instance_dict(relay, "__dict__").values()) if _type(c) is codes["hook_caller_type"]]
+        state["instances"] = [session, config, manager, relay, *callers]
+        keep.extend(state["instances"])
+        state["callables"] = callables_of(state["instances"])
         hook_impls(None)  # every implementation of every hook, once, as collection ends
         state["impls"] = hook_impls(watched_hooks)
         return None
+
+    def callables_of(objects):
+        """(id of object, attribute, id of value) for every callable instance attribute of ``objects``
+        (pytest's session, config, plugin manager, hook relay and hook callers): a method hidden by an
+        instance attribute (``session.gethookproxy``) or a callable swapped (a hook's ``_hookexec``)
+        reroutes pytest's own flow through code of the submission, and instance attributes are not
+        audited."""
+        rows, hook_caller_type, hookexec_of = [], state["codes"]["hook_caller_type"], state["codes"]["hookexec_of"]
+        for obj in objects:
+            if _type(obj) is hook_caller_type:  # slots only: its one callable is how it runs its implementations
+                rows.append((_id(obj), "_hookexec", _id(hookexec_of(obj))))
+                continue
+            for key, value in _list(_instance_dict(obj, "__dict__").items()):
+                if _callable(value):
+                    rows.append((_id(obj), key_text(key), _id(value)))
+            for key in shadowed(obj):
+                rows.append((_id(obj), key_text(key), None))
+        return _frozenset(rows)
+
+    def check_instances():
+        changed = callables_of(state.get("instances", ())) - state.get("callables", _frozenset())
+        if changed:
+            names = _sorted(_set(row[1] for row in changed))
+            violate(f"pytest's own objects were rewired after collection (callable attributes: {', '.join(names)[:200]})")
+
+    def test_inputs(item):
+        """What a test's call will receive, by identity: its parameters and its collected arguments."""
+        local = _instance_dict(item, "__dict__")
+        callspec = local.get("callspec")
+        params = _instance_dict(callspec, "__dict__").get("params") if callspec is not None else None
+        funcargs = local.get("funcargs")
+        return (_id(callspec), _tuple((k, _id(v)) for k, v in _list(params.items())) if _type(params) is _dict else None,
+                _tuple((k, _id(v)) for k, v in _list(funcargs.items())) if _type(funcargs) is _dict else None)
 
     def on_begin(item):
         bound = items.get(_id(item))
@@ -173,9 +238,22 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         bound = items[_id(state["item"])]
         if item is not state["item"] or plain_function(_instance_dict(item, "__dict__").get("_obj")) is not bound[2]:
             violate(f"{bound[1]}: the function called is not the one collected")
+        slot = state["codes"]["node_slot"]
+        if slot["session"](item) is not state.get("session") or slot["config"](item) is not slot["config"](state["session"]):
+            violate(f"{bound[1]}: its item's session or config is not pytest's")
         hidden = shadowed(item)
         if hidden:
             violate(f"{bound[1]}: its item's {', '.join(_map(key_text, hidden))} hidden by an instance attribute")
+        now = test_inputs(item)
+        if now[0] != bound[6][0] or now[1] != bound[6][1]:
+            violate(f"{bound[1]}: its parameters changed after collection")
+        elif bound[7] is not None and now[2] != bound[7]:
+            violate(f"{bound[1]}: its arguments changed between its setup and its call")
+        elif bound[8] and now[1] is not None and now[2] is not None:
+            params, args = _dict(now[1]), _dict(now[2])
+            if _any(args.get(name) != params.get(name) for name in bound[8]):
+                violate(f"{bound[1]}: it would be called with other values than it is parametrized with")
+        check_instances()
         return None
 
     def on_returned(item, clean):
@@ -210,16 +288,19 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
             return f"a report for {key_text(node_id)} ({key_text(when)}) arrived out of order"
         state["phases"].append(when)
         outcome = outcome_of(when, outcome)
+        if when == "setup":
+            items[_id(state["item"])][7] = test_inputs(state["item"])[2]
         if when == "call" and outcome == "passed":  # the one report that can make a pass: check before it counts
             bound = items[_id(state["item"])]
             if "returned" not in state["phases"] or not state.get("clean"):
                 violate(f"{bound[1]}: reported passed, but its call raised or never returned")
                 outcome = "failed"
-            if function_state(bound[2]) != bound[3]:
+            if chain_state(bound[9]) != bound[3]:
                 violate(f"{bound[1]}: its function's code, defaults, closure or attributes changed")
-            check_verdict_path(bound[2].__globals__, bound[5])
+            check_verdict_path(bound[9][-1].__globals__, bound[5])
             if hook_impls(watched_hooks) != state.get("impls"):
                 violate("the implementations of pytest's run-test hooks changed after collection")
+            check_instances()
         if outcome == "skipped":
             state["phases"].append("skipped")
         if outcome is not None:
@@ -277,7 +358,9 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
             return on_report(*args, caller) if _len(args) == 4 else "a report event without its four values"
         if op == "returned":
             return on_returned(*args) if _len(args) == 2 else "a returned event without its two values"
-        handler = {"collected": on_collected, "hooks": on_hooks, "begin": on_begin, "call": on_call}.get(op)
+        if op == "hooks":
+            return on_hooks(*args) if _len(args) == 2 else "a hooks event without the relay and the session"
+        handler = {"collected": on_collected, "begin": on_begin, "call": on_call}.get(op)
         return on_end() if op == "end" else handler(args[0])
 
     def finish(exit_code):

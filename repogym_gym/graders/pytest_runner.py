@@ -122,7 +122,9 @@ def _roots(tree):
 def _init(plugin_class):
     import _frozen_importlib_external as bootstrap_external
     import _pytest.assertion.rewrite
+    import _pytest.config
     import _pytest.main
+    import _pytest.nodes
     import _pytest.reports
     import _pytest.runner
     import _pytest.unittest
@@ -154,12 +156,18 @@ def _init(plugin_class):
         "report_type": _pytest.reports.TestReport,
         "source_loader": bootstrap_external.SourceFileLoader,
         "hook_caller_type": pluggy.HookCaller,
+        "session_type": _pytest.main.Session,
+        "node_slot": {name: vars(_pytest.nodes.Node)[name].__get__ for name in ("session", "config", "parent")},
+        "config_type": _pytest.config.Config,
+        "plugin_manager_type": _pytest.config.PytestPluginManager,
         "hook_relay_type": pluggy.HookRelay,
         "hook_impl_type": pluggy.HookImpl,
         "hookimpls_of": vars(pluggy.HookCaller)["_hookimpls"].__get__,
+        "hookexec_of": vars(pluggy.HookCaller)["_hookexec"].__get__,
         "function_of": vars(pluggy.HookImpl)["function"].__get__,
     }
-    runner = _codes_of([{"main": main, "_Judge": plugin_class, "_patched": _patched, "_wrap_unittest": _wrap_unittest}])
+    runner = _codes_of([{"main": main, "_Judge": plugin_class, "_patched": _patched, "_wrap_unittest": _wrap_unittest,
+                         "_direct_params": _direct_params, "_forget_last_exception": _forget_last_exception}])
     _audit("repogym.judge", "init", runner, _codes_of(pluggy_namespaces), pytest_codes, _roots(_SELECTION["tree"]))
 
 
@@ -204,6 +212,20 @@ def _wrap_unittest():
 _SELECTION = {}
 
 
+def _direct_params(item):
+    """The names a test is parametrized with directly (``@pytest.mark.parametrize`` without
+    ``indirect``): its call must receive exactly those values."""
+    from _pytest.python import get_direct_param_fixture_func
+
+    callspec = getattr(item, "callspec", None)
+    info = getattr(item, "_fixtureinfo", None)
+    if callspec is None or info is None:
+        return ()
+    defs = info.name2fixturedefs
+    return tuple(name for name in callspec.params
+                 if defs.get(name) and defs[name][-1].func is get_direct_param_fixture_func)
+
+
 def _forget_last_exception():
     """pytest keeps a failed call's exception in ``sys.last_*`` for post-mortem debugging: the next
     test's code could read its explanation (expected values included)."""
@@ -242,11 +264,11 @@ def main():
             if report.failed:
                 _audit("repogym.judge", "collect_error", report.nodeid.split("::", 1)[0])
                 return
-            found = [(node, node.nodeid) for node in report.result if isinstance(node, pytest.Item)]
+            found = [(node, node.nodeid, _direct_params(node)) for node in report.result if isinstance(node, pytest.Item)]
             _audit("repogym.judge", "collected", found)
 
         def pytest_collection_finish(self, session):
-            _audit("repogym.judge", "hooks", session.config.pluginmanager.hook)
+            _audit("repogym.judge", "hooks", session.config.pluginmanager.hook, session)
 
         @pytest.hookimpl(trylast=True)
         def pytest_sessionfinish(self, session):

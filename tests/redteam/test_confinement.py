@@ -111,7 +111,7 @@ def test_another_release_in_the_interpreters_site_packages_is_out_of_sight(start
 PYTHON_CODE_PROBE = """\
 import json, os, stat, sys
 stdlib = [os.path.realpath(p) for p in {stdlib!r}]
-shown = [os.path.realpath(p) for p in [{pycache!r}, os.environ.get("VIRTUAL_ENV", "/nonexistent"), os.getcwd()]]
+shown = [os.path.realpath(p) for p in [{pycache!r}, {judge!r}, os.environ.get("VIRTUAL_ENV", "/nonexistent"), os.getcwd()]]
 def under(path, roots):
     return any(path == r or path.startswith(r + "/") for r in roots)
 found, stack = [], ["/"]
@@ -211,10 +211,11 @@ def test_no_python_code_is_in_sight_but_the_stdlib_the_task_env_and_the_workspac
     jmespath-mut-254ea216, and the Docker image held Debian's dist-packages (more_itertools
     8.10.0). Now every Python tree of the bound system directories is covered (found by walking
     them) and the image holds none: the walk below finds no Python code but the interpreter's
-    standard library, the task's environment, the grader's bytecode cache and the workspace, and
+    standard library, the task's environment, the grader's bytecode cache, the judge's own files
+    (the runner and its policy, read-only) and the workspace, and
     an agent adopting whatever copy of the module it finds earns nothing.
     """
-    from repogym_gym.graders.testrun import pycache_dir
+    from repogym_gym.graders.testrun import judge_dir, pycache_dir
 
     env = start(tiny_task)
     for copy in vendored_release:
@@ -222,7 +223,7 @@ def test_no_python_code_is_in_sight_but_the_stdlib_the_task_env_and_the_workspac
         assert FIX not in diff, diff
     adopted = script(env, ADOPT_PROBE.format(fix=FIX), name="adopt.py").observation.text
     assert "searched" in adopted and "adopted" not in adopted, adopted
-    probe = PYTHON_CODE_PROBE.format(stdlib=_stdlib_dirs(), pycache=str(pycache_dir()))
+    probe = PYTHON_CODE_PROBE.format(stdlib=_stdlib_dirs(), pycache=str(pycache_dir()), judge=str(judge_dir()))
     listing = script(env, probe, name="probe.py").observation.text
     assert "python code in sight: 0 []" in listing, listing
     assert_unearned_zero(submit(env))

@@ -20,7 +20,7 @@ from repogym_gym.env import RepoEnv
 from repogym_gym.sandbox import Sandbox
 from repogym_gym.task import Task, load_task
 from tests.conftest import CALC_SOURCE, FIXED_SOURCE, GOLDEN_PATCH, HIDDEN_TESTS, VISIBLE_TESTS, tiny_spec
-from tests.redteam.conftest import GUARDRAIL, Start, act, assert_unearned_zero, attack, script, submit, write
+from tests.redteam.conftest import GUARDRAIL, Start, act, assert_unearned_zero, attack, component, script, submit, write
 
 G = "information leaks"
 GIT_ENV = {"PATH": os.environ["PATH"], "HOME": "/nonexistent", "GIT_CONFIG_NOSYSTEM": "1",
@@ -234,7 +234,8 @@ def test_code_under_test_cannot_carry_hidden_tests_out_of_grading(start: Start, 
     workspace = env.workspace.path
     result = submit(env)
     assert_unearned_zero(result)
-    assert result.info["grade"]["fail_to_pass"]["tests/test_calc_hidden.py::test_add_negative"] == "failed"  # it ran
+    # the judge refuses the read itself (code of the submission read a test file): the run is void
+    assert "read a test file" in str(component(result, "tests")["details"]["invalid"])
     assert list(drop.iterdir()) == []
     assert not list(workspace.glob("leaked_*"))
 
