@@ -156,7 +156,8 @@ class CarryPolicy:
         exact = frozenset(test_files) | frozenset(spec.tests.restore) | frozenset(inits)
         return cls(
             exact_protected=exact,
-            protected_globs=DEFAULT_PROTECTED + tuple(spec.constraints.protected_files),
+            protected_globs=(DEFAULT_PROTECTED + tuple(f"/{d}/*.py" for d in spec.tests.support_dirs())
+                             + tuple(spec.constraints.protected_files)),
             allow_protected=tuple(spec.constraints.allow_protected),
             allow_symlinks=spec.constraints.allow_symlinks,
         )

@@ -416,6 +416,12 @@ class TestSpec(_Strict):
                 files.add(head)
         return sorted(files)
 
+    def support_dirs(self) -> list[str]:
+        """The directories of :meth:`test_files` other than the repository's root: every ``.py``
+        file directly in one is test support (a ``common.py`` of helpers the tests import), as
+        much the grader's as the tests themselves (protected, restored, and verified by the judge)."""
+        return sorted({f.rpartition("/")[0] for f in self.test_files()} - {""})
+
 
 class PerfSpec(_Strict):
     """A benchmark timed against the pristine baseline (see PerfGrader for the score formula)."""

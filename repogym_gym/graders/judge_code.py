@@ -11,6 +11,7 @@ def build(J):  # noqa: C901, N803 - J is the policy's closure state, as in judge
     """Add ``kind_of_file``, ``is_submission``, ``submission_frame``, ``where``, ``holder_of_frames``,
     ``compile_grader_files`` and ``verify_module`` to ``J``."""
     _type, _id, _str, _any, _tuple, _len, _dict = J["type"], J["id"], J["str"], J["any"], J["tuple"], J["len"], J["dict"]
+    _list, _frozenset = J["list"], J["frozenset"]
     _CodeType, _ModuleType, _Exception = J["CodeType"], J["ModuleType"], J["Exception"]
     _compile, _instance_dict = J["compile"], J["instance_dict"]
     state, kinds, verified, keep = J["state"], J["kinds"], J["verified"], J["keep"]
@@ -58,10 +59,23 @@ def build(J):  # noqa: C901, N803 - J is the policy's closure state, as in judge
             frame = frame.f_back
         return None
 
+    path_chars = _frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-")
+
     def where(frame):
+        """Where ``frame`` runs, for a violation's message. The names of submission code (its file's
+        name, its function's name) are the judged process's to choose and the grade reaches the
+        agent: they are never quoted whole (a child process can read the hidden tests and the judged
+        process spell them out in function names), only a path of the tree in 60 safe characters."""
         if frame is None:
             return "(no Python caller)"
-        return f"{frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}"
+        code = frame.f_code
+        if not is_submission(code):
+            return f"{code.co_filename}:{frame.f_lineno} in {code.co_name}"
+        filename = code.co_filename
+        if _type(filename) is _str and filename.startswith(tree):
+            rel = "".join(c if c in path_chars else "?" for c in filename[_len(tree):][:60])
+            return f"{rel}:{frame.f_lineno} (code of the submission)"
+        return f"code of the submission without a file of the tree, line {frame.f_lineno}"
 
     def is_deputy(code):
         filename = code.co_filename
@@ -96,6 +110,12 @@ def build(J):  # noqa: C901, N803 - J is the policy's closure state, as in judge
             except _Exception:  # noqa: BLE001 - an unparseable file verifies nothing
                 pass
             module_codes[filename] = codes
+            names, stack = J["set"](), _list(codes[:1])
+            while stack:  # the qualified name of every function the file defines
+                code = stack.pop()
+                names.add(code.co_qualname)
+                stack.extend(k for k in code.co_consts if _type(k) is _CodeType)
+            J["qualnames"][filename] = _frozenset(names)
 
     def _imports(ast, parsed):
         bound, counts = {}, {}

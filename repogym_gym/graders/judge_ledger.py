@@ -12,7 +12,8 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         J["type"], J["id"], J["str"], J["int"], J["tuple"], J["list"], J["map"], J["any"], J["len"], J["sorted"],
         J["frozenset"], J["ValueError"])
     _FunctionType, _classmethod, _staticmethod = J["FunctionType"], J["classmethod"], J["staticmethod"]
-    _callable, _set, _dict = J["callable"], J["set"], J["dict"]
+    _callable, _set, _dict, _AttributeError = J["callable"], J["set"], J["dict"], J["AttributeError"]
+    is_submission = J["is_submission"]
     _instance_dict, _class_dict, _class_mro, _get_ident, _write, _exit = (
         J["instance_dict"], J["class_dict"], J["class_mro"], J["get_ident"], J["write"], J["exit"])
     state, kinds, keep, items, ledger, violations = J["state"], J["kinds"], J["keep"], J["items"], J["ledger"], J["violations"]
@@ -78,11 +79,34 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         for marker in ("place_as", "compat_co_firstlineno", "__wrapped__"):
             if marker in chain[-1].__dict__:
                 return f"{node_id}: its function carries {marker!r}"
+        named = misnamed(node_id, code, classes)
+        if named:
+            return named
         keep.append(item)
         items[_id(item)] = [item, node_id, function, chain_state(chain), False, classes, test_inputs(item), None,
                             _frozenset(d for d in direct if _type(d) is _str), chain]
         if _id(chain[-1].__globals__) in module_dicts:
             watch_module(chain[-1].__globals__)
+        return None
+
+    def misnamed(node_id, code, classes):
+        """Why the test function is not the one its id names, or None: ``file::A::test_x[p]`` names
+        ``A.test_x`` (or ``test_x`` of a class in ``A``'s MRO). A name rebound to another test of the
+        file before collection (a module ``__getattr__`` planted in the test module while it ran) ran
+        that test's body under this one's id. A function of another name counts only where the
+        file defines none of this one's (a test made by a factory)."""
+        parts = node_id.split("::")
+        name = parts[-1].split("[", 1)[0]
+        expected = ".".join([*parts[1:-1], name])
+        defined = J["qualnames"].get(code.co_filename, _frozenset())
+        if code.co_qualname == expected:
+            return None
+        owners = _set(J["class_qualname"](c) for c in classes)
+        owner, _, own_name = code.co_qualname.rpartition(".")
+        if own_name == name and owner in owners:
+            return None  # inherited from a test class of the item's class's MRO
+        if expected in defined or (not parts[1:-1] and name in defined):
+            return f"{node_id}: it would run {code.co_qualname}, another test of its file"
         return None
 
     def wrapped_chain(function):
@@ -178,34 +202,83 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         callers = [c for c in _list(_instance_dict(relay, "__dict__").values()) if _type(c) is codes["hook_caller_type"]]
         state["instances"] = [session, config, manager, relay, *callers]
         keep.extend(state["instances"])
-        state["callables"] = callables_of(state["instances"])
         hook_impls(None)  # every implementation of every hook, once, as collection ends
         state["impls"] = hook_impls(watched_hooks)
         return None
 
-    def callables_of(objects):
-        """(id of object, attribute, id of value) for every callable instance attribute of ``objects``
-        (pytest's session, config, plugin manager, hook relay and hook callers): a method hidden by an
-        instance attribute (``session.gethookproxy``) or a callable swapped (a hook's ``_hookexec``)
-        reroutes pytest's own flow through code of the submission, and instance attributes are not
-        audited."""
+    def foreign(value, depth=0):
+        """Whether calling ``value`` runs code of the submission: a function or method of its code, a
+        ``functools.partial`` or wrapper (``__wrapped__``) of one, an object whose class defines
+        ``__call__`` or ``__getattr__`` in its code."""
+        t = _type(value)
+        if t is _FunctionType:
+            return is_submission(value.__code__)
+        if depth > 3:
+            return True
+        if t is J["MethodType"]:
+            return foreign(value.__func__, depth + 1)
+        if t is J["partial"]:
+            return foreign(value.func, depth + 1)
+        for cls in _class_mro(t):
+            namespace = _class_dict(cls)
+            for name in ("__call__", "__getattr__", "__getattribute__"):
+                member = namespace.get(name)
+                if _type(member) is _FunctionType and is_submission(member.__code__):
+                    return True
+        try:
+            wrapped = _instance_dict(value, "__dict__").get("__wrapped__")
+        except (_AttributeError, J["TypeError"]):
+            return False
+        return wrapped is not None and foreign(wrapped, depth + 1)
+
+    def rewired(objects):
+        """What reroutes pytest's own flow through code of the submission, whenever it was done (at
+        import, during collection, during a test): an instance attribute of pytest's session, config,
+        plugin manager, relay or hook callers that hides a method of its class
+        (``session.gethookproxy``), or holds a callable that runs submission code (a hook caller's
+        ``_hookexec``). Instance attributes are not audited, so the rule is checked, not a snapshot."""
         rows, hook_caller_type, hookexec_of = [], state["codes"]["hook_caller_type"], state["codes"]["hookexec_of"]
         for obj in objects:
             if _type(obj) is hook_caller_type:  # slots only: its one callable is how it runs its implementations
-                rows.append((_id(obj), "_hookexec", _id(hookexec_of(obj))))
+                if foreign(hookexec_of(obj)):
+                    rows.append("_hookexec")
                 continue
             for key, value in _list(_instance_dict(obj, "__dict__").items()):
-                if _callable(value):
-                    rows.append((_id(obj), key_text(key), _id(value)))
-            for key in shadowed(obj):
-                rows.append((_id(obj), key_text(key), None))
-        return _frozenset(rows)
+                if _callable(value) and foreign(value):
+                    rows.append(key_text(key))
+            rows.extend(_map(key_text, shadowed(obj)))
+        return rows
 
     def check_instances():
-        changed = callables_of(state.get("instances", ())) - state.get("callables", _frozenset())
-        if changed:
-            names = _sorted(_set(row[1] for row in changed))
-            violate(f"pytest's own objects were rewired after collection (callable attributes: {', '.join(names)[:200]})")
+        found = rewired(state.get("instances", ()))
+        if found:
+            violate(f"pytest's own objects were rewired (callable attributes: {', '.join(_sorted(_set(found)))[:200]})")
+
+    def check_case(bound):
+        """The instance a test method runs on (a unittest case, a pytest test class's object): no
+        instance attribute hides a method of its class (``self.assertEqual`` made a no-op), and a
+        case's type-equality functions are its class's names or code that is not the submission's."""
+        obj = _instance_dict(bound[0], "__dict__").get("_obj")
+        if _type(obj) is not J["MethodType"]:
+            return
+        instance = obj.__self__
+        try:
+            hidden = shadowed(instance)
+            local = _instance_dict(instance, "__dict__")
+        except _AttributeError:
+            return  # an instance without a __dict__ (slots): nothing to hide a method with
+        if hidden:
+            violate(f"{bound[1]}: its test case's {', '.join(_map(key_text, hidden))[:200]} hidden by an instance attribute")
+        funcs = local.get("_type_equality_funcs")
+        if funcs is not None:
+            if _type(funcs) is not _dict:
+                violate(f"{bound[1]}: its test case's type-equality functions are a {name_of(funcs)}")
+                return
+            for value in _list(funcs.values()):
+                plain = plain_function(value)
+                if _type(value) is not _str and (plain is None or J["is_submission"](plain.__code__)):
+                    violate(f"{bound[1]}: a type-equality function of its test case is code of the submission")
+                    return
 
     def test_inputs(item):
         """What a test's call will receive, by identity: its parameters and its collected arguments."""
@@ -301,6 +374,7 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
             if hook_impls(watched_hooks) != state.get("impls"):
                 violate("the implementations of pytest's run-test hooks changed after collection")
             check_instances()
+            check_case(bound)
         if outcome == "skipped":
             state["phases"].append("skipped")
         if outcome is not None:
@@ -364,11 +438,11 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         return on_end() if op == "end" else handler(args[0])
 
     def finish(exit_code):
-        state["finished"] = True
         code = exit_code if _type(exit_code) is _int and 0 <= exit_code <= 255 else 3
         record_json = ", ".join(f"{jstr(k)}: {jstr(v)}" for k, v in _sorted(ledger.items()))
         payload = f'{{"exit_code": {code}, "record": {{{record_json}}}, "violations": [{", ".join(_map(jstr, violations))}]}}'
         data = ("\n" + nonce + payload + nonce + "\n").encode("utf-8")
+        state["finished"] = True  # the record is built: nothing that happens now changes it
         while data:
             data = data[_write(1, data):]
         _exit(code)

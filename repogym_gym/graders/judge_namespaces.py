@@ -36,12 +36,12 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         """A class's own dict behind its mappingproxy (so the flat check can use ``dict.get``)."""
         if _type(mapping) is J["dict"]:
             return mapping
-        token = J["token"]
-        token[0] = "gc.get_referents"
+        token, ident = J["token"], J["get_ident"]()
+        token[ident] = "gc.get_referents"
         try:
             found = _referents(mapping)
         finally:
-            token[0] = None
+            token.pop(ident, None)
         return found[0] if _len(found) == 1 and _type(found[0]) is J["dict"] else None
 
     def add_row(key, snap):

@@ -93,14 +93,14 @@ def _primitives():
         "tuple": tuple, "list": list, "zip": zip, "map": map, "sorted": sorted, "frozenset": frozenset,
         "callable": callable, "any": any, "all": all, "enumerate": enumerate, "is_": operator.is_,
         "dict_get": dict.get, "get_referents": gc.get_referents, "gc_isenabled": gc.isenabled,
-        "gc_disable": gc.disable, "gc_enable": gc.enable, "token": [None],
+        "gc_disable": gc.disable, "gc_enable": gc.enable, "token": {},
         "chain": itertools.chain.from_iterable, "repeat": itertools.repeat, "stat": os.stat, "getcwd": os.getcwd, "compile": compile, "modules": sys.modules,
         "getframe": sys._getframe, "get_ident": _thread.get_ident, "write": os.write, "exit": os._exit,
         "os_open": os.open, "os_read": os.read, "os_close": os.close, "O_RDONLY": os.O_RDONLY,
         "FunctionType": types.FunctionType, "MethodType": types.MethodType, "ModuleType": types.ModuleType,
         "CodeType": types.CodeType, "partial": functools.partial, "property": property, "classmethod": classmethod,
         "staticmethod": staticmethod, "ValueError": ValueError, "AttributeError": AttributeError,
-        "ImportError": ImportError, "PermissionError": PermissionError, "RuntimeError": RuntimeError,
+        "ImportError": ImportError, "PermissionError": PermissionError, "RuntimeError": RuntimeError, "TypeError": TypeError,
         "BaseException": BaseException, "Exception": Exception, "OSError": OSError,
         "instance_dict": object.__getattribute__,  # (o, "__dict__") for objects of trusted classes only
         "class_dict": type.__dict__["__dict__"].__get__,  # a class's namespace, past any metaclass
@@ -148,6 +148,7 @@ def install(config):
         module_codes={},  # abs path -> codes its bytes compile to (plain, assertion-rewritten)
         module_dicts={},  # id(globals) -> abs path, for verified grader modules
         imports={},  # abs path -> {name: (module, attribute)} its top-level imports bind
+        qualnames={},  # abs path -> qualified names of the functions it defines
         violations=[], ledger={}, items={},  # items: id(item) -> [item, node id, function, its state, ran]
         watched=[], everything=[],  # snapshot rows compared before each pass / at the end
         protected_classes={}, protected_modules={},  # id -> object
@@ -170,10 +171,20 @@ def _core(J):  # noqa: N803
     def name_of(value):
         return class_name(_type(value))
 
-    def key_text(key):
-        return key if _type(key) is _str else f"<a {name_of(key)} key>"
+    safe_chars = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-")
 
-    J.update(violate=violate, name_of=name_of, key_text=key_text)
+    def safe(text, limit=40):
+        """A name the judged process chose (an attribute, a module, a path), as a violation quotes it:
+        at most ``limit`` characters of a path's alphabet, so the grade is no channel for what the
+        process read (the hidden tests, through a child process)."""
+        if _type(text) is not _str:
+            return f"<a {name_of(text)}>"
+        return "".join(c if c in safe_chars else "?" for c in text[:limit]) + ("..." if _len(text) > limit else "")
+
+    def key_text(key):
+        return safe(key) if _type(key) is _str else f"<a {name_of(key)} key>"
+
+    J.update(violate=violate, name_of=name_of, key_text=key_text, safe=safe)
 
 
 def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
@@ -190,7 +201,7 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
         J["BaseException"], J["OSError"])
     _class_name, _class_qualname = J["class_name"], J["class_qualname"]
     state, verified, protected_classes, protected_modules = J["state"], J["verified"], J["protected_classes"], J["protected_modules"]
-    violate, name_of, key_text, where = J["violate"], J["name_of"], J["key_text"], J["where"]
+    violate, name_of, key_text, where, safe = J["violate"], J["name_of"], J["key_text"], J["where"], J["safe"]
     kind_of_file, is_submission, holder_of_frames = J["kind_of_file"], J["is_submission"], J["holder_of_frames"]
     verify_module, take_snapshot, on_runner = J["verify_module"], J["take_snapshot"], J["on_runner"]
     deny_always = frozenset(("sys.addaudithook", "sys.setprofile", "sys.settrace", "gc.get_objects", "gc.get_referrers",
@@ -201,16 +212,20 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
                                    "_testimportmultiple", "_xxtestfuzz", "_ctypes_test", "_xxsubinterpreters",
                                    "_testsinglephase", "cffi", "_cffi_backend"))
     busy = {}  # thread ident -> how deep it is inside the policy
-    token = J["token"]  # [event name]: the one privileged call the policy announces for itself
+    # {thread ident: event name}: the one privileged call the policy announces for itself, per thread
+    # (a shared slot let one thread's announcement be used up by another's and void a sound run)
+    token = J["token"]
+    gc_was = [False]  # whether collection was enabled when the first thread entered the policy
 
     def caller_of_event():
-        token[0] = "sys._getframe"
+        ident = _get_ident()
+        token[ident] = "sys._getframe"
         try:
             return _getframe(4)  # this <- dispatch <- guarded <- hook <- the code that raised the event
         except _ValueError:
             return None
         finally:
-            token[0] = None
+            token.pop(ident, None)
 
     def file_bytes(path):
         fd = _os_open(path, _O_RDONLY)
@@ -256,9 +271,9 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
 
     def on_import(name, filename):
         if _type(name) is _str and name.split(".", 1)[0] in forbidden_imports:
-            return _ImportError, f"importing {name} is not allowed while tests are judged"
+            return _ImportError, f"importing {name.split('.', 1)[0]} is not allowed while tests are judged"
         if filename is not None and kind_of_file(filename) != "trusted":
-            return _ImportError, f"the native extension {filename} is outside the interpreter's installation"
+            return _ImportError, f"the native extension {safe(filename, 60)} is outside the interpreter's installation"
         return None
 
     def on_compile(source, filename):
@@ -352,7 +367,8 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
         """``/proc/*/mem`` never; a grader file (a test's source) only for the import system: the code
         under test reading the tests it is judged by would be an oracle of their expected values."""
         if last_part(path) == "mem":
-            return _PermissionError, f"opening {path!r} is not allowed while tests are judged"
+            shown = safe(path if _type(path) is _str else path.decode("latin-1") if _type(path) is _bytes else "", 60)
+            return _PermissionError, f"opening a process's memory ({shown}) is not allowed while tests are judged"
         if state["codes"] is None or not is_grader_file(path):
             return None
         caller = caller_of_event()
@@ -367,7 +383,7 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
         if _type(target) is _bytes:
             target = target.decode("latin-1")
         if _type(target) is _str and ("proc" in target.split("/") or last_part(target) == "mem"):
-            return _PermissionError, f"a symlink to {target!r} is not allowed while tests are judged"
+            return _PermissionError, f"a symlink to {safe(target, 60)} is not allowed while tests are judged"
         return None
 
     def dispatch(event, args):  # noqa: C901, PLR0911 - one branch per audited operation
@@ -413,19 +429,23 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
 
     def guarded(event, args):
         ident = _get_ident()
+        # once the record is built, the judged thread only writes it and ends the process; every
+        # other thread is still judged (a thread waved through then had frames, and the writer)
+        done = state["finished"] and ident == state.get("judged_ident") and event != "repogym.judge"
         if ident in busy:
-            if token[0] is not None and event == token[0]:
-                token[0] = None
+            if event == token.get(ident):
+                del token[ident]
                 return None  # the policy's own sys._getframe or gc.get_referents, announced just before it
-            if event != "repogym.judge" and state["finished"]:
+            if done:
                 return None
             # Anything else raised while the policy runs is foreign code running inside it (a signal
             # handler, a finalizer): judged like any other event, never waved through.
-        elif state["finished"] and event != "repogym.judge":
+        elif done:
             return None
         depth = busy.get(ident, 0)
+        if not busy:
+            gc_was[0] = _gc_isenabled()
         busy[ident] = depth + 1
-        collecting = _gc_isenabled()
         _gc_disable()  # no cyclic-GC finalizer of the submission runs inside the policy
         try:
             verdict = dispatch(event, args)
@@ -436,7 +456,7 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
                 busy[ident] = depth
             else:
                 del busy[ident]
-            if collecting:
+            if not busy and gc_was[0]:  # collection resumes when no thread is inside the policy
                 _gc_enable()
         if verdict is not None and _len(verdict) == 2:  # a third element False: refused, not a violation
             violate(verdict[1])

@@ -248,9 +248,16 @@ def _drop_tree_bytecode(repo: Path) -> None:
 
 def _grader_files(repo: Path, spec: TestSpec, sentinel_file: str | None) -> list[str]:
     """Files of ``repo`` whose code the judge compares with their bytes: the files behind the scored
-    ids, the sentinel and every ``conftest.py`` (never carried from a submission)."""
+    ids, the sentinel, the test support modules beside them and every ``conftest.py`` (none of them
+    carried from a submission)."""
     found = {i.split("::", 1)[0] for i in (*spec.fail_to_pass, *spec.pass_to_pass) if "::" in i}
     found |= {sentinel_file} if sentinel_file else set()
+    for folder in spec.support_dirs():
+        try:
+            entries = list(os.scandir(repo / folder))
+        except OSError:
+            continue
+        found |= {f"{folder}/{e.name}" for e in entries if e.name.endswith(".py") and e.is_file(follow_symlinks=False)}
     for top, dirs, names in os.walk(repo):
         dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(top, d)) and d not in (".git", "__pycache__")]
         if "conftest.py" in names:
@@ -488,7 +495,9 @@ def _check_record(spec: TestSpec, result: CommandResult, report: JUnitReport, re
         return "the judge's record is missing or malformed (the process was cut short, or its output was forged)"
     violations = record["violations"]
     if violations:
-        return f"the code under test broke the judge's policy: {'; '.join(map(str, violations))[:1500]}"
+        shown = "; ".join(_plain(str(v), 160) for v in violations[:3])
+        more = f" (and {len(violations) - 3} more)" if len(violations) > 3 else ""
+        return f"the code under test broke the judge's policy: {shown}{more}"
     if record.get("exit_code") != result.exit_code:
         return f"the test process exited {result.exit_code} but pytest returned {record.get('exit_code')}"
     outcomes = record["record"]
@@ -498,6 +507,14 @@ def _check_record(spec: TestSpec, result: CommandResult, report: JUnitReport, re
             return (f"the JUnit report says {test_id} {report.status_of(test_id)} but pytest recorded "
                     f"{outcomes.get(test_id, 'nothing')}: the report was rewritten")
     return None
+
+
+def _plain(text: str, limit: int) -> str:
+    """``text`` as printable ASCII, at most ``limit`` characters. A violation names code of the
+    submission (its file, its function's name), which the judged process chooses: the grade
+    reaches the agent, so what it carries is kept short, a channel of a few hundred bytes at most."""
+    cleaned = "".join(c if " " <= c <= "~" else "?" for c in text)
+    return cleaned if len(cleaned) <= limit else cleaned[: limit - 3] + "..."
 
 
 def _judge(spec: TestSpec, result: CommandResult, report: JUnitReport, sentinel_id: str | None) -> str | None:

@@ -93,12 +93,12 @@ ALLOWED = {
 
 
 def judge(tmp_path: Path, body: str, test_file: str = TEST_FILE, env: dict[str, str] | None = None,
-          ids: list[str] | None = None) -> tuple[dict | None, str]:
+          ids: list[str] | None = None, prelude: str = "") -> tuple[dict | None, str]:
     """Run the runner on a tree whose ``mod.run()`` executes ``body``; (record or None, output)."""
     tree = tmp_path / "tree"
     (tree / "tests").mkdir(parents=True)
     (tree / "tests" / "test_x.py").write_text(test_file)
-    (tree / "mod.py").write_text("def run():\n" + textwrap.indent(body, "    ") + "\n    return 'ok'\n")
+    (tree / "mod.py").write_text(prelude + "def run():\n" + textwrap.indent(body, "    ") + "\n    return 'ok'\n")
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     shutil.copyfile(RUNNER_SCRIPT, scratch / "pytest_runner.py")
@@ -432,11 +432,11 @@ REWIRED = {
         FIND_SESSION + "real = session.gethookproxy\n\nclass Relay:\n    def __init__(self, hooks):\n"
         "        self.hooks = hooks\n\n    def __getattr__(self, name):\n        if name == 'pytest_pyfunc_call':\n"
         "            return lambda pyfuncitem: True\n        return getattr(self.hooks, name)\n\n"
-        "session.gethookproxy = lambda fspath: Relay(real(fspath))", "rewired after collection"),
+        "session.gethookproxy = lambda fspath: Relay(real(fspath))", "were rewired"),
     "a hook's _hookexec swapped": (
         FIND_SESSION + "hook = config.pluginmanager.hook.pytest_pyfunc_call\nreal = hook._hookexec\n\n"
         "def hookexec(name, impls, kwargs, firstresult):\n    return True if name == 'pytest_pyfunc_call' else "
-        "real(name, impls, kwargs, firstresult)\n\nhook._hookexec = hookexec", "rewired after collection"),
+        "real(name, impls, kwargs, firstresult)\n\nhook._hookexec = hookexec", "were rewired"),
     "an item's session slot swapped": (
         FIND_SESSION + "class Fake:\n    def __getattr__(self, name):\n        return getattr(session, name)\n\n"
         "for item in session.items:\n    if item.name.startswith('test_other'):\n        item.session = Fake()",
@@ -481,3 +481,66 @@ def test_a_test_decorated_by_trusted_code_is_bound_through_its_wrappers(tmp_path
     assert record["violations"] == [], record["violations"]
     assert record["record"] == {ids[0]: "passed", ids[1]: "skipped"}, record
 
+
+
+# -- fourth round ------------------------------------------------------------------------------------
+
+REBIND_TESTS = """\
+import mod
+
+
+def test_runs():
+    assert mod.run() == "ok"
+
+
+def test_other():
+    assert 1 + 1 == 3
+
+
+mod.rebind()
+"""
+
+
+def test_a_test_id_runs_only_the_function_its_name_says(tmp_path: Path) -> None:
+    """A red-team round found items bound to *a* verified function of their file: a name rebound to
+    another (passing) test before collection ran that body under the failing test's id."""
+    tree = "def rebind():\n    import sys\n    ns = vars(sys.modules['test_x'])\n    ns['test_other'] = ns['test_runs']\n\n\n"
+    record, output = judge(tmp_path, "pass", test_file=REBIND_TESTS, prelude=tree)
+    assert record is not None, output[-3000:]
+    assert any("it would run test_runs, another test of its file" in v for v in record["violations"]), record
+
+
+SHADOWED_CASE = FIND_SESSION + """\
+for item in session.items:
+    if item.name == "test_other":
+        item.obj.__self__.assertEqual = lambda *args, **kwargs: None
+"""
+
+SHADOWED_CASE_TESTS = UNITTEST_TESTS.replace("self.assertEqual(1 + 1, 3)", "mod.run()\n        self.assertEqual(1 + 1, 3)")
+
+
+def test_a_test_cases_assertions_hidden_on_its_instance_void_the_run(tmp_path: Path) -> None:
+    ids = ["tests/test_x.py::T::test_runs", "tests/test_x.py::T::test_other"]
+    record, output = judge(tmp_path, SHADOWED_CASE, test_file=SHADOWED_CASE_TESTS, ids=ids)
+    assert record is not None, output[-3000:]
+    assert any("its test case's assertEqual hidden by an instance attribute" in v for v in record["violations"]), record
+
+
+COMPILING_THREAD = """\
+import threading
+
+def spin():  # harmless: compiles in a loop while the tests run (each compile is an audited event)
+    while True:
+        compile("x = 1", "<spin>", "exec")
+
+threading.Thread(target=spin, daemon=True).start()
+"""
+
+
+def test_a_thread_of_the_code_under_test_does_not_void_a_sound_run(tmp_path: Path) -> None:
+    """The policy's announcement of its own ``sys._getframe`` was one slot for the whole process:
+    another thread's event used it up and the policy refused itself, voiding a correct patch."""
+    record, output = judge(tmp_path, COMPILING_THREAD)
+    assert record is not None, output[-3000:]
+    assert record["violations"] == [], record["violations"]
+    assert record["record"] == {"tests/test_x.py::test_runs": "passed", "tests/test_x.py::test_other": "passed"}
