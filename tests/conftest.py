@@ -6,6 +6,7 @@ a hidden test and a golden patch; every grading in the suite runs real pytest on
 
 from __future__ import annotations
 
+import fcntl
 import os
 import textwrap
 from collections.abc import Callable, Iterator
@@ -155,3 +156,16 @@ def tiny_task(make_task: MakeTask) -> Task:
 def starter_tasks() -> list[Task]:
     """The bundled starter suite."""
     return load_tasks(STARTER)
+
+
+@pytest.fixture
+def system_dirs() -> Iterator[None]:
+    """Hold the machine's system directories for this test alone (an exclusive lock across pytest's
+    workers): a red-team test plants near-copies of the tiny task's golden module under ``/usr/lib``
+    for a moment, which a validation of the tiny task running on the other worker would find."""
+    with open("/tmp/repogym-tests-system-dirs.lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

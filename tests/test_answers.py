@@ -7,12 +7,17 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import CALC_SOURCE, MakeTask
 from tests.sandbox.conftest import require_bwrap
 
 from repogym_gym.answers import AnswerCopy, golden_hunks, scan_for_answers
 from repogym_gym.baseline import BaselineStore
 from repogym_gym.task import Task
+
+# validation walks the system directories, where a red-team test plants golden look-alikes
+pytestmark = pytest.mark.usefixtures("system_dirs")
 
 #: A module of 30 functions; the golden patch fixes one in the middle.
 LONG_SOURCE = "".join(f"def f{i}(a, b):\n    return a * b + {i}\n\n\n" for i in range(30))

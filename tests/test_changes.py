@@ -262,7 +262,7 @@ def test_fail_to_pass_and_pass_to_pass_test_files_are_protected_exactly(trees: T
     assert verdicts(trees.collect(policy)) == {
         "tests/test_calc.py": "protected",
         "tests/test_calc_hidden.py": "protected",
-        "tests/test_calc2.py": "carried",
+        "tests/test_calc2.py": "protected",  # beside the scored tests: test support, the grader's
         "other/tests/test_calc.py": "carried",
     }
 

@@ -15,6 +15,9 @@ from repogym_gym.sandbox.bwrap import BubblewrapSandbox
 from repogym_gym.task import Task
 from repogym_gym.validate import TaskValidation, validate_task
 
+# validation walks the system directories, where a red-team test plants golden look-alikes
+pytestmark = pytest.mark.usefixtures("system_dirs")
+
 CHECKS = ["baseline", "noop", "golden", "repeatable", "answer_hidden"]
 
 

@@ -237,12 +237,18 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         plugin manager, relay or hook callers that hides a method of its class
         (``session.gethookproxy``), or holds a callable that runs submission code (a hook caller's
         ``_hookexec``). Instance attributes are not audited, so the rule is checked, not a snapshot."""
-        rows, hook_caller_type, hookexec_of = [], state["codes"]["hook_caller_type"], state["codes"]["hookexec_of"]
+        codes = state["codes"]
+        rows, hook_caller_type, hookexec_of = [], codes["hook_caller_type"], codes["hookexec_of"]
+        manager = objects[2] if _len(objects) > 2 else None
         for obj in objects:
             if _type(obj) is hook_caller_type:  # slots only: its one callable is how it runs its implementations
-                if foreign(hookexec_of(obj)):
+                run = hookexec_of(obj)  # by identity: the plugin manager's own _hookexec, nothing in between
+                if _type(run) is not J["MethodType"] or run.__self__ is not manager or run.__func__ is not codes["pm_hookexec"]:
                     rows.append("_hookexec")
                 continue
+            if obj is manager and codes["multicall"] is not None and \
+                    _instance_dict(obj, "__dict__").get("_inner_hookexec") is not codes["multicall"]:
+                rows.append("_inner_hookexec")
             for key, value in _list(_instance_dict(obj, "__dict__").items()):
                 if _callable(value) and foreign(value):
                     rows.append(key_text(key))
@@ -375,6 +381,9 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
                 violate("the implementations of pytest's run-test hooks changed after collection")
             check_instances()
             check_case(bound)
+            hidden = shadowed(state["item"])
+            if hidden:
+                violate(f"{bound[1]}: its item's {', '.join(_map(key_text, hidden))[:200]} hidden by an instance attribute")
         if outcome == "skipped":
             state["phases"].append("skipped")
         if outcome is not None:
@@ -411,8 +420,11 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
                 accept_change(owner)
             return None
         if op == "raised":  # a unittest case recorded a failure: it can only take a pass away
-            if state["current"] is not None and args and args[0] is state["item"]:
-                state["raised"] = True
+            if state["current"] is not None and args and (args[0] is None or args[0] is state["item"]):
+                if _len(args) > 1 and args[1] is True:
+                    record(state["current"], "failed")  # a subtest failed: so did its test
+                else:
+                    state["raised"] = True
             return None
         expected = {"collected": "main_callers", "hooks": "main_callers", "sessionfinish": "main_callers",
                     "begin": "protocol_callers", "end": "protocol_callers", "call": "call_callers",

@@ -544,3 +544,47 @@ def test_a_thread_of_the_code_under_test_does_not_void_a_sound_run(tmp_path: Pat
     assert record is not None, output[-3000:]
     assert record["violations"] == [], record["violations"]
     assert record["record"] == {"tests/test_x.py::test_runs": "passed", "tests/test_x.py::test_other": "passed"}
+
+
+# -- fifth round -------------------------------------------------------------------------------------
+
+RESULT_SHADOWED = FIND_SESSION + """\
+item = session._setupstate.stack and list(session._setupstate.stack)[-1]
+if item is not None and type(item).__name__ == "TestCaseFunction":  # the running item is unittest's result
+    item.addFailure = item.addError = item.addSubTest = lambda *args, **kwargs: None
+"""
+
+
+def test_a_unittest_failure_told_to_no_result_still_fails(tmp_path: Path) -> None:
+    """Fifth round: the running item's addFailure, addError and addSubTest shadowed during its call,
+    so unittest told pytest nothing and the call looked clean (1.0 on more-itertools-mut-0c3b3728).
+    The runner now hears of every exception a test part raises where unittest catches it."""
+    ids = ["tests/test_x.py::T::test_runs", "tests/test_x.py::T::test_other"]
+    record, output = judge(tmp_path, RESULT_SHADOWED, test_file=SHADOWED_CASE_TESTS, ids=ids)
+    assert record is not None, output[-3000:]
+    assert record["record"][ids[1]] != "passed", (record, output[-2000:])
+
+
+SUBTESTS = """\
+import unittest
+
+import mod
+
+
+class T(unittest.TestCase):
+    def test_runs(self):
+        self.assertEqual(mod.run(), "ok")
+
+    def test_other(self):
+        for n in (1, 2):
+            with self.subTest(n=n):
+                self.assertEqual(n, 1)
+"""
+
+
+def test_a_failing_subtest_fails_its_test_without_voiding_the_run(tmp_path: Path) -> None:
+    ids = ["tests/test_x.py::T::test_runs", "tests/test_x.py::T::test_other"]
+    record, output = judge(tmp_path, "pass", test_file=SUBTESTS, ids=ids)
+    assert record is not None, output[-3000:]
+    assert record["violations"] == [], record["violations"]
+    assert record["record"] == {ids[0]: "passed", ids[1]: "failed"}, record

@@ -168,7 +168,7 @@ def _stdlib_dirs() -> list[str]:
 
 
 @pytest.fixture
-def vendored_release() -> Iterator[list[Path]]:
+def vendored_release(system_dirs: None) -> Iterator[list[Path]]:
     """Near-copies of the tiny task's fixed module where main's sandbox covered nothing: a cloud
     SDK's ``lib/third_party``, the ``setuptools/_vendor`` of an interpreter bundled in it, and
     a stray module in its ``bin`` beside its programs (the Google Cloud SDK under ``/usr/lib``
