@@ -249,6 +249,15 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
             if obj is manager and codes["multicall"] is not None and \
                     _instance_dict(obj, "__dict__").get("_inner_hookexec") is not codes["multicall"]:
                 rows.append("_inner_hookexec")
+            if (obj is manager or _type(obj) is codes["config_type"]) and \
+                    _instance_dict(obj, "__dict__").get("hook") is not state["relay"]:
+                rows.append("hook")  # the relay every hook call goes through (Session.gethookproxy)
+            if obj is manager:  # the conftests a path leaves out of its hooks: only conftests
+                for plugin in _list(_instance_dict(obj, "__dict__").get("_conftest_plugins", ())):
+                    filename = _instance_dict(plugin, "__dict__").get("__file__") if _type(plugin) is J["ModuleType"] else None
+                    if _type(filename) is not _str or kind_of_file(filename) != "grader":
+                        rows.append("_conftest_plugins")
+                        break
             for key, value in _list(_instance_dict(obj, "__dict__").items()):
                 if _callable(value) and foreign(value):
                     rows.append(key_text(key))
@@ -259,6 +268,14 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         found = rewired(state.get("instances", ()))
         if found:
             violate(f"pytest's own objects were rewired (callable attributes: {', '.join(_sorted(_set(found)))[:200]})")
+
+    def check_instance_of(item, bound):
+        """What pytest calls for a test method is the item's instance (a unittest case is called as
+        ``item.instance(result=item)``): it must be the object the bound method belongs to."""
+        local = _instance_dict(item, "__dict__")
+        obj = local.get("_obj")
+        if "_instance" in local and _type(obj) is J["MethodType"] and local["_instance"] is not obj.__self__:
+            violate(f"{bound[1]}: its item's instance is not the one its test method belongs to")
 
     def check_case(bound):
         """The instance a test method runs on (a unittest case, a pytest test class's object): no
@@ -323,6 +340,7 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         hidden = shadowed(item)
         if hidden:
             violate(f"{bound[1]}: its item's {', '.join(_map(key_text, hidden))} hidden by an instance attribute")
+        check_instance_of(item, bound)
         now = test_inputs(item)
         if now[0] != bound[6][0] or now[1] != bound[6][1]:
             violate(f"{bound[1]}: its parameters changed after collection")
@@ -384,6 +402,7 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
             hidden = shadowed(state["item"])
             if hidden:
                 violate(f"{bound[1]}: its item's {', '.join(_map(key_text, hidden))[:200]} hidden by an instance attribute")
+            check_instance_of(state["item"], bound)
         if outcome == "skipped":
             state["phases"].append("skipped")
         if outcome is not None:

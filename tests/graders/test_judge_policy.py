@@ -588,3 +588,30 @@ def test_a_failing_subtest_fails_its_test_without_voiding_the_run(tmp_path: Path
     assert record is not None, output[-3000:]
     assert record["violations"] == [], record["violations"]
     assert record["record"] == {ids[0]: "passed", ids[1]: "failed"}, record
+
+
+# -- sixth round -------------------------------------------------------------------------------------
+
+INSTANCE_SWAPPED = FIND_SESSION + """\
+class Noop:  # what pytest calls for a unittest item: item.instance(result=item)
+    def __call__(self, *args, **kwargs):
+        return None
+
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: None
+
+for item in session.items:
+    if item.name == "test_other":
+        item._instance = Noop()
+"""
+
+
+def test_a_unittest_items_instance_is_the_one_its_method_belongs_to(tmp_path: Path) -> None:
+    """Sixth round: a later unittest item's ``_instance`` replaced by a callable of the submission,
+    so no test body ran and the call was clean (1.0 on more-itertools-mut-0c3b3728)."""
+    ids = ["tests/test_x.py::T::test_runs", "tests/test_x.py::T::test_other"]
+    record, output = judge(tmp_path, INSTANCE_SWAPPED, test_file=UNITTEST_TESTS, ids=ids)
+    assert record is not None, output[-3000:]
+    # pytest 9.0 (task environments) calls the swapped instance; later versions build it afresh at setup
+    assert record["record"].get(ids[1]) == "failed" or any(
+        "instance is not the one its test method belongs to" in v for v in record["violations"]), (record, output[-2000:])

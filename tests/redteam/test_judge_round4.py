@@ -59,6 +59,8 @@ ATTACKS = {
     # fifth round: a trusted callable in _hookexec that runs submission code
     "_hookexec made a unittest.mock.Mock calling the submission": ("hookexec_mock.py", ("were rewired",)),
     "_hookexec made a functools.singledispatch of the submission": ("hookexec_singledispatch.py", ("were rewired",)),
+    # sixth round: the config's hook relay replaced by an object of the submission
+    "config.hook made a relay of the submission": ("config_hook_relay.py", ("were rewired",)),
 }
 
 
