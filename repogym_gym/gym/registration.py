@@ -67,7 +67,7 @@ def register_suite(path: str | os.PathLike[str]) -> list[str]:
     for task_dir in discover_tasks(resolve_suite(path)):
         task_id, max_steps = _peek(task_dir)
         env_id = gym_id(task_id)
-        kwargs = {"task": str(task_dir)}
+        kwargs = {"task": str(Path(task_dir).resolve())}  # a relative path would change meaning with the cwd
         existing = gym.registry.get(env_id)
         if existing is not None and existing.kwargs != kwargs:
             raise TaskSpecError(f"{task_dir}: {env_id} is already registered for {existing.kwargs.get('task')}")

@@ -132,3 +132,19 @@ def test_exactly_one_of_task_and_suite() -> None:
 def test_register_envs_documents_the_import() -> None:
     gym.register_envs(repogym_gym)  # a no-op that documents where the ids come from
     assert "RepoGym/parse-duration-v0" in gym.registry
+
+
+def test_a_suite_registered_by_a_relative_path_is_the_same_suite_from_anywhere(tiny_task, monkeypatch) -> None:
+    """A new user registered task_suites/starter relatively and then absolutely (or the bundled
+    suite was already registered): the second call raised "already registered", and a chdir broke
+    gym.make. The registered path is resolved."""
+    monkeypatch.chdir(tiny_task.root.parent.parent)
+    relative = Path(tiny_task.root.parent.name)
+    ids = register_suite(relative)
+    assert register_suite(tiny_task.root.parent.resolve()) == ids
+    monkeypatch.chdir("/")
+    env = gym.make(ids[0])
+    try:
+        env.reset(seed=0)
+    finally:
+        env.close()
