@@ -249,9 +249,10 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
             if obj is manager and codes["multicall"] is not None and \
                     _instance_dict(obj, "__dict__").get("_inner_hookexec") is not codes["multicall"]:
                 rows.append("_inner_hookexec")
-            if (obj is manager or _type(obj) is codes["config_type"]) and \
-                    _instance_dict(obj, "__dict__").get("hook") is not state["relay"]:
+            if obj is manager and _instance_dict(obj, "__dict__").get("hook") is not state["relay"]:
                 rows.append("hook")  # the relay every hook call goes through (Session.gethookproxy)
+            if _type(obj) is codes["config_type"] and not relay_or_proxy(_instance_dict(obj, "__dict__").get("hook")):
+                rows.append("hook")
             if obj is manager:  # the conftests a path leaves out of its hooks: only conftests
                 for plugin in _list(_instance_dict(obj, "__dict__").get("_conftest_plugins", ())):
                     filename = _instance_dict(plugin, "__dict__").get("__file__") if _type(plugin) is J["ModuleType"] else None
@@ -263,6 +264,25 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
                     rows.append(key_text(key))
             rows.extend(_map(key_text, shadowed(obj)))
         return rows
+
+    def relay_or_proxy(value):
+        """The config's hook: the relay itself, or pytest's ``PathAwareHookProxy`` of it (pytest 9.0),
+        whose cached attributes are the relay's own hook callers or pytest's wrappers of them."""
+        relay, proxy_type = state["relay"], state["codes"].get("path_aware_type")
+        if value is relay:
+            return True
+        if proxy_type is None or _type(value) is not proxy_type:
+            return False
+        local = _instance_dict(value, "__dict__")
+        callers = _instance_dict(relay, "__dict__")
+        for key, member in _list(local.items()):
+            if key == "_hook_relay":
+                if member is not relay:
+                    return False
+            elif member is not callers.get(key) and not (
+                    _type(member) is _FunctionType and kind_of_file(member.__code__.co_filename) == "trusted"):
+                return False
+        return "_hook_relay" in local
 
     def check_instances():
         found = rewired(state.get("instances", ()))

@@ -159,6 +159,7 @@ def _init(plugin_class):
         "session_type": _pytest.main.Session,
         "node_slot": {name: vars(_pytest.nodes.Node)[name].__get__ for name in ("session", "config", "parent")},
         "config_type": _pytest.config.Config,
+        "path_aware_type": getattr(sys.modules.get("_pytest.config.compat"), "PathAwareHookProxy", None),
         "plugin_manager_type": _pytest.config.PytestPluginManager,
         "hook_relay_type": pluggy.HookRelay,
         "hook_impl_type": pluggy.HookImpl,
