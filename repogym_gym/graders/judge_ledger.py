@@ -458,9 +458,9 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
             for owner in args[0]:
                 accept_change(owner)
             return None
-        if op == "raised":  # a unittest case recorded a failure: it can only take a pass away
-            if state["current"] is not None and args and (args[0] is None or args[0] is state["item"]):
-                if _len(args) > 1 and args[1] is True:
+        if op == "raised":  # a unittest test part raised: it can only take a pass away
+            if state["current"] is not None and args:
+                if args[0] is True:
                     record(state["current"], "failed")  # a subtest failed: so did its test
                 else:
                     state["raised"] = True

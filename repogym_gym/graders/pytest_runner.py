@@ -199,20 +199,10 @@ def _wrap_monkeypatch():
 
 
 def _wrap_unittest():
-    """A unittest case records its failures instead of raising them: each one recorded is told to
-    the policy as it happens, so its call cannot count as clean whatever its item says later."""
-    from _pytest.unittest import TestCaseFunction
-
-    original = TestCaseFunction._addexcinfo
-
-    def _addexcinfo(self, rawexcinfo):
-        _audit("repogym.judge", "raised", self)
-        return original(self, rawexcinfo)
-
-    TestCaseFunction._addexcinfo = _addexcinfo
-
-    # Where unittest catches what a test part raised, before it tells any result object (whose
-    # methods an instance attribute could hide: the item's addFailure made a no-op was a pass).
+    """A unittest case records its failures instead of raising them, through result methods an
+    instance attribute could hide (the item's addFailure made a no-op was a pass): every exception
+    a test part raises is told to the policy where unittest catches it, before any result hears
+    of it, so the call cannot count as clean whatever the item says later."""
     import contextlib
     from unittest.case import _Outcome
 
@@ -224,7 +214,7 @@ def _wrap_unittest():
             try:
                 yield
             except BaseException:  # a failing subTest fails its test; any other part's exception its call
-                _audit("repogym.judge", "raised", None, bool(subTest))
+                _audit("repogym.judge", "raised", bool(subTest))
                 raise
 
     _Outcome.testPartExecutor = testPartExecutor
