@@ -279,10 +279,20 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
             if key == "_hook_relay":
                 if member is not relay:
                     return False
-            elif member is not callers.get(key) and not (
-                    _type(member) is _FunctionType and kind_of_file(member.__code__.co_filename) == "trusted"):
+            elif member is not callers.get(key) and not fixed_hook_of(member, key, callers.get(key)):
                 return False
         return "_hook_relay" in local
+
+    def fixed_hook_of(member, key, caller):
+        """True if ``member`` is the proxy's own ``fixed_hook`` for a path hook ``key``: that nested
+        function's code, wrapping (closure and ``__wrapped__``) the relay's caller of that name."""
+        fixed = state["codes"].get("path_aware_fixed")
+        if fixed is None or caller is None or _type(member) is not _FunctionType or member.__code__ is not fixed[0]:
+            return False
+        if key not in fixed[1] or _instance_dict(member, "__dict__").get("__wrapped__") is not caller:
+            return False
+        names, cells = fixed[0].co_freevars, member.__closure__ or ()
+        return _len(names) == _len(cells) and "hook" in names and cells[names.index("hook")].cell_contents is caller
 
     def check_instances():
         found = rewired(state.get("instances", ()))

@@ -160,6 +160,7 @@ def _init(plugin_class):
         "node_slot": {name: vars(_pytest.nodes.Node)[name].__get__ for name in ("session", "config", "parent")},
         "config_type": _pytest.config.Config,
         "path_aware_type": getattr(sys.modules.get("_pytest.config.compat"), "PathAwareHookProxy", None),
+        "path_aware_fixed": _path_aware_fixed(sys.modules.get("_pytest.config.compat")),
         "plugin_manager_type": _pytest.config.PytestPluginManager,
         "hook_relay_type": pluggy.HookRelay,
         "hook_impl_type": pluggy.HookImpl,
@@ -172,6 +173,19 @@ def _init(plugin_class):
     runner = _codes_of([{"main": main, "_Judge": plugin_class, "_patched": _patched, "_wrap_unittest": _wrap_unittest,
                          "_direct_params": _direct_params, "_forget_last_exception": _forget_last_exception}])
     _audit("repogym.judge", "init", runner, _codes_of(pluggy_namespaces), pytest_codes, _roots(_SELECTION["tree"]))
+
+
+def _path_aware_fixed(compat):
+    """pytest 9.0's ``PathAwareHookProxy`` caches, for the hooks with path arguments, a nested
+    ``fixed_hook`` wrapping the relay's caller: its code object and those hook names ((code, names)),
+    or None where this pytest has no such proxy."""
+    proxy = getattr(compat, "PathAwareHookProxy", None)
+    getattr_ = vars(proxy).get("__getattr__") if proxy is not None else None
+    if getattr_ is None:
+        return None
+    fixed = [c for c in getattr_.__code__.co_consts if hasattr(c, "co_code") and c.co_name == "fixed_hook"]
+    names = getattr(compat, "imply_paths_hooks", None)
+    return (fixed[0], frozenset(names)) if len(fixed) == 1 and names is not None else None
 
 
 def _patched(original, owners_of):

@@ -19,9 +19,13 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import yaml
 
 from repogym_gym.graders import judge_code, judge_ledger, judge_namespaces, judge_policy
 from repogym_gym.graders.testrun import POLICY_SCRIPTS, RUNNER_SCRIPT, _read_record
+from repogym_gym.pyenv import ensure_env
+
+REALCODE_RECIPE = Path(__file__).resolve().parents[2] / "task_suites" / "realcode" / "recipe.yaml"
 
 TEST_FILE = "import mod\n\n\ndef test_runs():\n    assert mod.run() == 'ok'\n\n\ndef test_other():\n    assert 1 + 1 == 2\n"
 
@@ -93,8 +97,9 @@ ALLOWED = {
 
 
 def judge(tmp_path: Path, body: str, test_file: str = TEST_FILE, env: dict[str, str] | None = None,
-          ids: list[str] | None = None, prelude: str = "") -> tuple[dict | None, str]:
-    """Run the runner on a tree whose ``mod.run()`` executes ``body``; (record or None, output)."""
+          ids: list[str] | None = None, prelude: str = "", python: str = sys.executable) -> tuple[dict | None, str]:
+    """Run the runner on a tree whose ``mod.run()`` executes ``body`` under ``python`` (this
+    interpreter, or a task environment's); (record or None, output)."""
     tree = tmp_path / "tree"
     (tree / "tests").mkdir(parents=True)
     (tree / "tests" / "test_x.py").write_text(test_file)
@@ -110,7 +115,7 @@ def judge(tmp_path: Path, body: str, test_file: str = TEST_FILE, env: dict[str, 
                                                  "tree": str(tree), "grader_files": ["tests/test_x.py"]}))
     (scratch / "pytest.ini").write_text(f"[pytest]\naddopts =\npythonpath =\n    {tree}\n")
     env = {"PATH": os.environ["PATH"], "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "HOME": str(tmp_path), **(env or {})}
-    done = subprocess.run([sys.executable, "-I", "-S", str(scratch / "pytest_runner.py"), str(scratch / "sel.json"),
+    done = subprocess.run([python, "-I", "-S", str(scratch / "pytest_runner.py"), str(scratch / "sel.json"),
                            "-c", str(scratch / "pytest.ini"), "--rootdir", str(tree), "-p", "no:cacheprovider", "-q",
                            str(tree / "tests")], cwd=tree, env=env, capture_output=True, text=True, timeout=120)
     record, _ = _read_record(done.stdout, nonce)
@@ -157,6 +162,25 @@ def test_submission_code_is_refused(tmp_path: Path, case: str) -> None:
     assert record is not None, output[-3000:]
     assert any(NAMED[case] in v for v in record["violations"]), (record["violations"], output[-2000:])
     assert not any("the judge's policy failed" in v for v in record["violations"]), record["violations"]
+
+
+@pytest.fixture(scope="module")
+def task_python(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The interpreter of an environment with the real-code suite's pytest pin (pytest 9.0, whose
+    ``config.hook`` is a ``PathAwareHookProxy`` of the relay), not this suite's own pytest."""
+    pins = {r for p in yaml.safe_load(REALCODE_RECIPE.read_text())["packages"] for r in p["requirements"]}
+    assert len(pins) == 1, pins
+    env = ensure_env(sorted(pins), cache_dir=tmp_path_factory.mktemp("task-env"))
+    return str(env / "bin" / "python")
+
+
+@pytest.mark.parametrize("case", list(ALLOWED))
+def test_legitimate_code_still_runs_under_the_task_environments_pytest(tmp_path: Path, case: str,
+                                                                       task_python: str) -> None:
+    record, output = judge(tmp_path, ALLOWED[case], python=task_python)
+    assert record is not None, output[-3000:]
+    assert record["violations"] == [], record["violations"]
+    assert record["record"] == {"tests/test_x.py::test_runs": "passed", "tests/test_x.py::test_other": "passed"}, output[-2000:]
 
 
 @pytest.mark.parametrize("case", list(ALLOWED))
@@ -453,6 +477,39 @@ def test_pytests_own_objects_and_a_tests_inputs_cannot_be_rewired(tmp_path: Path
     assert any(named in v for v in record["violations"]), (record, output[-2000:])
 
 
+@pytest.mark.parametrize("case", list(REWIRED))
+def test_pytests_own_objects_cannot_be_rewired_under_the_task_environments_pytest(
+        tmp_path: Path, case: str, task_python: str) -> None:
+    body, named = REWIRED[case]
+    ids = ["tests/test_x.py::test_runs", "tests/test_x.py::test_other[2-5]"]
+    record, output = judge(tmp_path, body, test_file=PARAMETRIZED_TESTS, ids=ids, python=task_python)
+    assert record is not None, output[-3000:]
+    assert any(named in v for v in record["violations"]), (record, output[-2000:])
+
+
+#: pytest 9.0's config.hook caches hook callers in its own __dict__: a submission that puts there
+#: a function of trusted code that is not pytest's own wrapper of the relay's caller.
+PROXY_REWIRED = {
+    "a trusted function cached as a hook": (
+        "import posixpath\n" + FIND_SESSION + "config.hook.__dict__['pytest_addhooks'] = posixpath.normpath"),
+    "pytest's path wrapper of a caller that is not the relay's": (
+        FIND_SESSION + "import types\nfrom _pytest.config.compat import PathAwareHookProxy\n\n"
+        "def collect(**kwargs):\n    return None\n\ncollect.name, collect.spec = 'pytest_collect_file', None\n"
+        "relay = types.SimpleNamespace(pytest_collect_file=collect)\n"
+        "config.hook.__dict__['pytest_collect_file'] = PathAwareHookProxy(relay).pytest_collect_file"),
+}
+
+
+@pytest.mark.parametrize("case", list(PROXY_REWIRED))
+def test_the_configs_path_aware_hook_proxy_holds_only_the_relays_callers(tmp_path: Path, case: str,
+                                                                         task_python: str) -> None:
+    """Left open by the sixth round: the proxy's cached members were accepted if they were any
+    function of trusted code; now only the relay's caller or pytest's ``fixed_hook`` wrapping it."""
+    record, output = judge(tmp_path, PROXY_REWIRED[case], python=task_python)
+    assert record is not None, output[-3000:]
+    assert any("were rewired" in v and "hook" in v for v in record["violations"]), (record, output[-2000:])
+
+
 DECORATED_TESTS = """\
 import unittest
 from unittest import mock
@@ -612,6 +669,7 @@ def test_a_unittest_items_instance_is_the_one_its_method_belongs_to(tmp_path: Pa
     ids = ["tests/test_x.py::T::test_runs", "tests/test_x.py::T::test_other"]
     record, output = judge(tmp_path, INSTANCE_SWAPPED, test_file=UNITTEST_TESTS, ids=ids)
     assert record is not None, output[-3000:]
-    # pytest 9.0 (task environments) calls the swapped instance; later versions build it afresh at setup
+    # later versions than the task environments' build the instance afresh at setup
     assert record["record"].get(ids[1]) == "failed" or any(
         "instance is not the one its test method belongs to" in v for v in record["violations"]), (record, output[-2000:])
+
