@@ -1,10 +1,16 @@
-"""Git as a content store: a bare repository outside the work tree, driven only by plumbing.
+"""Git, the one boundary: a hardened runner, a tree exporter, and a content store driven by plumbing.
+
+Every git command of the package runs through :func:`run_git`: system and global config off,
+hooks, fsmonitor, attributes, external diffs and the ``ext::`` transport off
+(:data:`GIT_HARDENING`), a small environment, its own process group, a timeout. Git hardening is
+a security property (an agent controls its work tree, a task author its source repository), so
+it is written here once.
 
 An agent controls its work tree, so git never runs with the work tree as its work tree while
 grading: blobs enter through ``git fast-import`` (no attribute filters, no hooks, any path),
-diffs come from ``git diff-tree`` in a bare repository, and every call runs with system and
-global config off, hooks and fsmonitor off, and the repository's own config, hooks and info/
-rewritten to known contents first.
+diffs come from ``git diff-tree`` in a bare repository (:class:`GitStore`), and the repository's
+own config, hooks and info/ are rewritten to known contents first. :func:`export_tree` is the one
+way a commit becomes a directory (task sources, mined tasks).
 """
 
 from __future__ import annotations
@@ -13,19 +19,35 @@ import os
 import shutil
 import signal
 import subprocess
-from collections.abc import Iterable, Mapping
+import tarfile
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from repogym_gym.errors import GitMetadataError, PatchError
 from repogym_gym.tree import remove_path, write_file_safely
 
-__all__ = ["BASELINE_REF", "CANDIDATE_REF", "GitStore", "NumStat", "files_from_manifest", "git_apply"]
+__all__ = [
+    "BASELINE_REF",
+    "CANDIDATE_REF",
+    "GIT_HARDENING",
+    "GitCommandError",
+    "GitStore",
+    "NumStat",
+    "export_tree",
+    "files_from_manifest",
+    "git_apply",
+    "has_commit",
+    "run_git",
+]
 
 _TIMEOUT_S = 120.0
 _IDENT = "repogym <repogym@localhost> 0 +0000"
 _CONFIG = "[core]\n\trepositoryformatversion = 0\n\tbare = true\n\tlogAllRefUpdates = false\n"
-_OVERRIDES = (
+#: ``-c`` settings every git call runs with: no hooks, fsmonitor, attribute or exclude files, external
+#: diff or signing; paths unquoted; no automatic gc; no ``ext::`` transport (it runs a command).
+GIT_HARDENING = (
     "core.fsmonitor=false",
     "core.hooksPath=/dev/null",
     "core.attributesFile=/dev/null",
@@ -36,13 +58,31 @@ _OVERRIDES = (
     "gc.auto=0",
     "diff.external=",
     "commit.gpgSign=false",
+    "protocol.ext.allow=never",
 )
+#: Variables passed on to git commands that reach the network (certificates, ssh agent, proxies).
+_NETWORK_ENV_NAMES = frozenset({
+    "SSL_CERT_FILE", "SSL_CERT_DIR", "GIT_SSL_CAINFO", "SSH_AUTH_SOCK", "HTTP_PROXY", "HTTPS_PROXY",
+    "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy", "no_proxy",
+})
+#: Attributes that make ``git archive`` drop (export-ignore) or rewrite (export-subst) files.
+_NO_EXPORT_ATTRIBUTES = "* -export-ignore -export-subst\n"
 BASELINE_REF = "refs/heads/baseline"
 CANDIDATE_REF = "refs/heads/candidate"
 
 
-def _git_env() -> dict[str, str]:
-    return {
+class GitCommandError(GitMetadataError):
+    """A git command exited non-zero; ``command`` (its first argument), ``returncode`` and ``stderr``."""
+
+    def __init__(self, command: str, returncode: int, stderr: str) -> None:
+        super().__init__(f"git {command} failed (exit {returncode}): {stderr[-2000:]}")
+        self.command = command
+        self.returncode = returncode
+        self.stderr = stderr
+
+
+def _git_env(network: bool) -> dict[str, str]:
+    env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": "/nonexistent",
         "LANG": "C",
@@ -52,39 +92,94 @@ def _git_env() -> dict[str, str]:
         "GIT_TERMINAL_PROMPT": "0",
         "GIT_NO_REPLACE_OBJECTS": "1",
     }
+    if network:
+        env |= {k: v for k, v in os.environ.items() if k in _NETWORK_ENV_NAMES}
+        env["GIT_ALLOW_PROTOCOL"] = "file:git:http:https:ssh"
+    return env
 
 
-def _run_git(args: list[str], *, git_dir: Path | None, cwd: Path, stdin: bytes | None = None) -> bytes:
-    argv = ["git"]
-    for override in _OVERRIDES:
-        argv += ["-c", override]
+def run_git(args: Sequence[str], *, git_dir: Path | None, cwd: Path, stdin: bytes | None = None,
+            timeout_s: float = _TIMEOUT_S, network: bool = False) -> bytes:
+    """Run ``git <GIT_HARDENING> [--git-dir=git_dir] <args>`` in ``cwd``; its standard output.
+
+    Args:
+        args: git's arguments (the subcommand first).
+        git_dir: The repository, or None for commands that take none (``init``, ``clone``).
+        cwd: Working directory of the process.
+        stdin: Bytes fed to git's standard input (None: no input).
+        timeout_s: Seconds before the process group is killed.
+        network: Pass certificate, ssh-agent and proxy variables on and allow only the
+            file, git, http(s) and ssh transports (``clone``, ``fetch``).
+
+    Raises:
+        GitCommandError: git exited non-zero (its stderr kept).
+        GitMetadataError: git is not installed, or timed out.
+    """
+    argv = ["git", *(arg for setting in GIT_HARDENING for arg in ("-c", setting))]
     if git_dir is not None:
         argv.append(f"--git-dir={git_dir}")
-    argv += args
-    proc = subprocess.Popen(
-        argv,
-        cwd=cwd,
-        env=_git_env(),
-        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
     try:
-        out, err = proc.communicate(stdin, timeout=_TIMEOUT_S)
+        proc = subprocess.Popen(
+            [*argv, *args],
+            cwd=cwd,
+            env=_git_env(network),
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    except FileNotFoundError:
+        raise GitMetadataError("the git program is not installed (or not on PATH); install git") from None
+    try:
+        out, err = proc.communicate(stdin, timeout=timeout_s)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
-        raise GitMetadataError(f"git {args[0]} timed out after {_TIMEOUT_S:.0f} s") from None
+        raise GitMetadataError(f"git {args[0]} timed out after {timeout_s:.0f} s") from None
     if proc.returncode != 0:
-        raise _GitFailed(args[0], proc.returncode, err.decode("utf-8", "replace").strip())
+        raise GitCommandError(args[0], proc.returncode, err.decode("utf-8", "replace").strip())
     return out
 
 
-class _GitFailed(GitMetadataError):
-    def __init__(self, command: str, code: int, stderr: str) -> None:
-        super().__init__(f"git {command} failed (exit {code}): {stderr[-2000:]}")
-        self.stderr = stderr
+def has_commit(git_dir: Path, commit: str) -> bool:
+    """True if ``commit`` names a commit in the repository at ``git_dir``.
+
+    Raises:
+        GitMetadataError: git is not installed, or timed out.
+    """
+    try:
+        run_git(["cat-file", "-e", f"{commit}^{{commit}}"], git_dir=git_dir, cwd=git_dir)
+    except GitCommandError:
+        return False
+    return True
+
+
+def export_tree(git_dir: Path, commit: str, dest: Path) -> None:
+    """Write exactly ``commit``'s tree to the new directory ``dest`` (no ``.git``).
+
+    In-tree ``.gitattributes`` may not drop (export-ignore) or rewrite (export-subst) files; the
+    archive is unpacked with tarfile's ``data`` filter and renamed into place, so ``dest`` holds the
+    whole tree or does not exist.
+
+    Raises:
+        GitCommandError: ``commit`` is not in the repository.
+        GitMetadataError: the archive cannot be written or unpacked (the reason quoted).
+    """
+    (git_dir / "info").mkdir(exist_ok=True)
+    write_file_safely(git_dir, "info/attributes", _NO_EXPORT_ATTRIBUTES.encode())
+    staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.git-", dir=dest.parent))
+    try:
+        archive = staging / "tree.tar"
+        run_git(["archive", "--format=tar", f"--output={archive}", commit], git_dir=git_dir, cwd=git_dir)
+        (staging / "tree").mkdir()
+        try:
+            with tarfile.open(archive) as tar:
+                tar.extractall(staging / "tree", filter="data")
+        except (tarfile.TarError, OSError) as exc:
+            raise GitMetadataError(f"cannot unpack commit {commit}'s tree: {exc}") from None
+        os.rename(staging / "tree", dest)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def _path_bytes(path: str) -> bytes:
@@ -124,7 +219,7 @@ class GitStore:
             GitMetadataError: when git fails.
         """
         git_dir.mkdir(parents=True, exist_ok=True)
-        _run_git(["init", "--bare", "-q", str(git_dir)], git_dir=None, cwd=git_dir)
+        run_git(["init", "--bare", "-q", str(git_dir)], git_dir=None, cwd=git_dir)
         store = cls(git_dir, alternate)
         store.harden()
         return store
@@ -150,7 +245,7 @@ class GitStore:
         Raises:
             GitMetadataError: when git fails or times out.
         """
-        return _run_git(list(args), git_dir=self.git_dir, cwd=self.git_dir, stdin=stdin)
+        return run_git(list(args), git_dir=self.git_dir, cwd=self.git_dir, stdin=stdin)
 
     def write_commit(
         self,
@@ -221,14 +316,14 @@ def git_apply(patch: str, work_tree: Path, *, check_only: bool = False) -> None:
     scratch = work_tree.parent / f".{work_tree.name}.apply-git"
     try:
         # A throwaway empty git dir: git apply never looks at a .git the agent may have planted.
-        _run_git(["init", "--bare", "-q", str(scratch)], git_dir=None, cwd=work_tree.parent)
-        _run_git(
+        run_git(["init", "--bare", "-q", str(scratch)], git_dir=None, cwd=work_tree.parent)
+        run_git(
             [f"--work-tree={work_tree}", *args, "-"],
             git_dir=scratch,
             cwd=work_tree,
             stdin=data,
         )
-    except _GitFailed as exc:
+    except GitCommandError as exc:
         reason = exc.stderr or "git apply failed"
         raise PatchError(f"patch does not apply: {reason}") from None
     finally:

@@ -43,8 +43,8 @@ from pathlib import Path, PurePosixPath
 
 from pydantic import ValidationError
 
-from repogym_gym.errors import SourceError
-from repogym_gym.gitstore import _OVERRIDES, _git_env
+from repogym_gym.errors import GitMetadataError, SourceError
+from repogym_gym.gitstore import GitCommandError, export_tree, has_commit, run_git
 from repogym_gym.spec import GitSource, LocalSource, PypiSource, Source, TarballSource
 from repogym_gym.task import Task
 
@@ -64,10 +64,6 @@ _PIP_ENV_NAMES = frozenset({
     "http_proxy", "https_proxy", "all_proxy", "no_proxy",
 })
 _PIP_ENV_PREFIXES = ("PIP_", "XDG_")
-_GIT_ENV_NAMES = frozenset({
-    "SSL_CERT_FILE", "SSL_CERT_DIR", "GIT_SSL_CAINFO", "SSH_AUTH_SOCK", "HTTP_PROXY", "HTTPS_PROXY",
-    "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy", "no_proxy",
-})
 _NETWORK_MARKERS = (
     "NewConnectionError", "Failed to establish a new connection", "Temporary failure in name resolution",
     "Name or service not known", "Network is unreachable", "ConnectTimeoutError", "ReadTimeoutError",
@@ -358,69 +354,42 @@ def _export_git(location: str, commit: str, dest: Path, *, cache_dir: Path) -> N
     root = cache_dir / "git"
     root.mkdir(parents=True, exist_ok=True)
     mirror = root / f"{hashlib.sha256(location.encode()).hexdigest()[:16]}.git"
-    with _locked(root / f"{mirror.stem}.lock"):
+    with _locked(root / f"{mirror.stem}.lock"), _git_errors(what):
         if not (mirror / "HEAD").is_file():
-            _clone_mirror(location, mirror, what)
-        if not _has_commit(mirror, commit):
-            _git(["fetch", "--quiet", "--prune", "origin"], git_dir=mirror, cwd=root, what=what)
-            if not _has_commit(mirror, commit):
+            _clone_mirror(location, mirror)
+        if not has_commit(mirror, commit):
+            run_git(["fetch", "--quiet", "--prune", "origin"], git_dir=mirror, cwd=root,
+                    timeout_s=_GIT_TIMEOUT_S, network=True)
+            if not has_commit(mirror, commit):
                 raise SourceError(
                     f"{what}: commit {commit} is not in the repository (after fetching its branches and tags); "
                     "check repo.source.commit and that the commit is on a branch or tag of repo.source.url"
                 )
-        # In-tree .gitattributes may not drop (export-ignore) or rewrite (export-subst) files.
-        (mirror / "info").mkdir(exist_ok=True)
-        (mirror / "info" / "attributes").write_text("* -export-ignore -export-subst\n")
-        staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.git-", dir=dest.parent))
-        try:
-            archive = staging / "tree.tar"
-            _git(["archive", "--format=tar", f"--output={archive}", commit], git_dir=mirror, cwd=root, what=what)
-            (staging / "tree").mkdir()
-            _extract_tar(archive, staging / "tree", what)
-            os.rename(staging / "tree", dest)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
+        export_tree(mirror, commit, dest)
 
 
-def _clone_mirror(location: str, mirror: Path, what: str) -> None:
+def _clone_mirror(location: str, mirror: Path) -> None:
     staging = Path(tempfile.mkdtemp(prefix=f".{mirror.stem}.clone-", dir=mirror.parent))
     try:
-        _git(["clone", "--mirror", "--quiet", "--", location, str(staging)], git_dir=None, cwd=mirror.parent, what=what)
+        run_git(["clone", "--mirror", "--quiet", "--", location, str(staging)], git_dir=None, cwd=mirror.parent,
+                timeout_s=_GIT_TIMEOUT_S, network=True)
         os.replace(staging, mirror)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def _has_commit(mirror: Path, commit: str) -> bool:
-    return _git(["cat-file", "-e", f"{commit}^{{commit}}"], git_dir=mirror, cwd=mirror, what="", check=False) == 0
-
-
-def _git(args: list[str], *, git_dir: Path | None, cwd: Path, what: str, check: bool = True) -> int:
-    """Run git with no system/global config, hooks off, a small environment; return its exit code.
-
-    Raises:
-        SourceError: on a timeout, or a non-zero exit when ``check``.
-    """
-    argv = ["git", *(arg for override in _OVERRIDES for arg in ("-c", override)), "-c", "protocol.ext.allow=never"]
-    if git_dir is not None:
-        argv.append(f"--git-dir={git_dir}")
-    env = _git_env() | {k: v for k, v in os.environ.items() if k in _GIT_ENV_NAMES}
-    env["GIT_ALLOW_PROTOCOL"] = "file:git:http:https:ssh"
+@contextmanager
+def _git_errors(what: str) -> Iterator[None]:
+    """git's failures as :class:`SourceError` naming the source and what to check."""
     try:
-        proc = subprocess.Popen([*argv, *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE, start_new_session=True)
-    except FileNotFoundError:
-        raise SourceError(f"{what}: the git program is not installed (or not on PATH); install git") from None
-    try:
-        _, err = proc.communicate(timeout=_GIT_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        raise SourceError(f"{what}: git {args[0]} timed out after {_GIT_TIMEOUT_S:.0f} s; check the network") from None
-    if check and proc.returncode != 0:
-        reason = err.decode("utf-8", "replace").strip()[-_TAIL_CHARS:]
-        raise SourceError(f"{what}: git {args[0]} failed (exit {proc.returncode}): {reason}; check repo.source.url")
-    return proc.returncode
+        yield
+    except GitCommandError as exc:
+        reason = exc.stderr[-_TAIL_CHARS:]
+        raise SourceError(f"{what}: git {exc.command} failed (exit {exc.returncode}): {reason}; "
+                          "check repo.source.url") from None
+    except GitMetadataError as exc:
+        hint = "; check the network" if "timed out" in str(exc) else ""
+        raise SourceError(f"{what}: {exc}{hint}") from None
 
 
 # --- local directories and shared helpers ------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import subprocess
@@ -10,7 +11,19 @@ from pathlib import Path
 import pytest
 
 from repogym_gym.errors import GitMetadataError, PatchError, WorkspaceError
-from repogym_gym.gitstore import BASELINE_REF, CANDIDATE_REF, GitStore, NumStat, files_from_manifest, git_apply
+from repogym_gym.gitstore import (
+    BASELINE_REF,
+    CANDIDATE_REF,
+    GIT_HARDENING,
+    GitCommandError,
+    GitStore,
+    NumStat,
+    export_tree,
+    files_from_manifest,
+    git_apply,
+    has_commit,
+    run_git,
+)
 
 REG, EXE, LINK = 0o100644, 0o100755, 0o120000
 BASE_FILES = [
@@ -359,3 +372,58 @@ def test_a_patch_with_a_lone_surrogate_is_a_patch_error_not_a_crash(tmp_path: Pa
     with pytest.raises(PatchError, match="lone surrogate at character"):
         git_apply("--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-x\n+\ud800\n", tmp_path)
     assert (tmp_path / "a.txt").read_text() == "x\n"
+
+
+# --- the one git boundary: run_git, has_commit, export_tree ---------------------------------------
+
+
+def test_run_git_raises_git_command_error_with_git_s_reason(tmp_path: Path) -> None:
+    with pytest.raises(GitCommandError) as caught:
+        run_git(["cat-file", "-t", "0" * 40], git_dir=tmp_path / "missing.git", cwd=tmp_path)
+    assert caught.value.command == "cat-file" and caught.value.returncode != 0
+    assert "not a git repository" in caught.value.stderr.lower() or "missing.git" in caught.value.stderr
+
+
+def test_run_git_runs_with_every_hardening_setting(tmp_path: Path) -> None:
+    """Each ``-c`` of GIT_HARDENING reaches git: ``git config`` reads them back from the command line."""
+    for setting in GIT_HARDENING:
+        key, value = setting.split("=", 1)
+        got = run_git(["config", "--get", key], git_dir=None, cwd=tmp_path).decode().strip()
+        assert got == value, (key, got)
+    assert "protocol.ext.allow=never" in GIT_HARDENING
+
+
+def test_has_commit_tells_a_commit_from_an_unknown_id(store: GitStore) -> None:
+    commit = store.write_commit(BASELINE_REF, BASE_FILES)
+    assert has_commit(store.git_dir, commit)
+    assert not has_commit(store.git_dir, "1" * 40)
+
+
+def test_export_tree_writes_exactly_the_commit_and_ignores_export_attributes(store: GitStore, tmp_path: Path) -> None:
+    files = [*BASE_FILES, (".gitattributes", REG, b"a.txt export-ignore\npkg/b.py export-subst\n"),
+             ("pkg/b.py", REG, b"x = '$Format:%H$'\n"), ("run.sh", EXE, b"#!/bin/sh\n"), ("ln", LINK, b"a.txt")]
+    files = [f for f in files if f != BASE_FILES[1]]
+    commit = store.write_commit(BASELINE_REF, files)
+    dest = tmp_path / "exported"
+    export_tree(store.git_dir, commit, dest)
+    got = {str(p.relative_to(dest)) for p in dest.rglob("*") if not p.is_dir()}
+    assert got == {"a.txt", "pkg/b.py", ".gitattributes", "run.sh", "ln"}
+    assert (dest / "pkg" / "b.py").read_bytes() == b"x = '$Format:%H$'\n"  # not substituted
+    assert os.readlink(dest / "ln") == "a.txt" and os.access(dest / "run.sh", os.X_OK)
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".exported")] == []  # no staging left
+
+
+def test_export_tree_of_an_unknown_commit_leaves_no_directory(store: GitStore, tmp_path: Path) -> None:
+    store.write_commit(BASELINE_REF, BASE_FILES)
+    with pytest.raises(GitCommandError):
+        export_tree(store.git_dir, "1" * 40, tmp_path / "exported")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["store.git"]
+
+
+def test_no_module_but_gitstore_starts_git() -> None:
+    """Git hardening is written once: every other module reaches git through gitstore's run_git."""
+    package = Path(__file__).resolve().parents[1] / "repogym_gym"
+    starts = [f"{p.relative_to(package)}:{node.lineno}" for p in package.rglob("*.py") if p.name != "gitstore.py"
+              for node in ast.walk(ast.parse(p.read_text())) if isinstance(node, ast.List) and node.elts
+              and isinstance(node.elts[0], ast.Constant) and node.elts[0].value == "git"]
+    assert starts == []

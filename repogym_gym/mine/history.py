@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tarfile
 import tempfile
 import time
 from collections.abc import Callable, Iterable
@@ -54,7 +53,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from repogym_gym.baseline import default_cache_dir, git_mode
 from repogym_gym.changes import CarryPolicy
 from repogym_gym.errors import GitMetadataError
-from repogym_gym.gitstore import GitStore, _run_git, files_from_manifest
+from repogym_gym.gitstore import GitCommandError, GitStore, export_tree, files_from_manifest, run_git
 from repogym_gym.mine.mutation import _stable, _statement
 from repogym_gym.mine.suiterun import SuiteRun, run_suite
 from repogym_gym.sources import materialize_source
@@ -157,7 +156,7 @@ def _repo_dirs(repo: Path) -> tuple[Path, Path]:
     """The git dir (for refs and HEAD) and common dir (for objects) of a work tree or bare repo."""
     if not repo.is_dir():
         raise GitMetadataError(f"repository {repo} is not a directory; pass a git work tree or bare repository")
-    out = _run_git(["rev-parse", "--path-format=absolute", "--absolute-git-dir", "--git-common-dir"],
+    out = run_git(["rev-parse", "--path-format=absolute", "--absolute-git-dir", "--git-common-dir"],
                    git_dir=None, cwd=repo).decode().split("\n")
     return Path(out[0]), Path(out[1])
 
@@ -166,18 +165,15 @@ def _commits(git_dir: Path, rev_range: str) -> list[tuple[str, str | None]]:
     """(commit, first parent or None) along the first-parent chain of ``rev_range``, oldest first."""
     if not rev_range.strip() or rev_range.startswith("-"):
         raise ValueError(f"rev_range {rev_range!r} must be a revision range such as 'v1.0..main' (no options)")
-    out = _run_git(["rev-list", "--reverse", "--first-parent", "--parents", "--end-of-options", rev_range],
+    out = run_git(["rev-list", "--reverse", "--first-parent", "--parents", "--end-of-options", rev_range],
                    git_dir=git_dir, cwd=git_dir).decode()
     rows = [line.split() for line in out.splitlines() if line.strip()]
     return [(row[0], row[1] if len(row) > 1 else None) for row in rows]
 
 
 def _scratch_store(path: Path, objects_of: Path) -> GitStore:
-    """A hardened bare repository borrowing ``objects_of``'s objects; archives ignore .gitattributes."""
-    store = GitStore.create(path, alternate=objects_of)
-    (path / "info").mkdir(exist_ok=True)
-    (path / "info" / "attributes").write_text("* -export-ignore -export-subst\n")
-    return store
+    """A hardened bare repository borrowing ``objects_of``'s objects."""
+    return GitStore.create(path, alternate=objects_of)
 
 
 def _change(store: GitStore, parent: str, commit: str, tests: pathspec.GitIgnoreSpec,
@@ -213,12 +209,7 @@ def _patch(store: GitStore, parent: str, commit: str, paths: Iterable[str]) -> s
 
 def _export(store: GitStore, commit: str, dest: Path) -> None:
     """``commit``'s tree at ``dest`` (no .git), as :mod:`repogym_gym.sources` exports a git source."""
-    archive = dest.parent / f"{dest.name}.tar"
-    store.git("archive", "--format=tar", f"--output={archive}", commit)
-    dest.mkdir()
-    with tarfile.open(archive) as tar:
-        tar.extractall(dest, filter="data")
-    archive.unlink()
+    export_tree(store.git_dir, commit, dest)
 
 
 def _overlay(src: Path, dest: Path, changes: dict[str, str]) -> None:
@@ -340,7 +331,9 @@ def _try(store: GitStore, parent: str, commit: str, change: _Change, work: Path,
     try:
         _export(store, parent, before)
         _export(store, commit, after)
-    except (tarfile.TarError, OSError):
+    except GitCommandError:
+        raise  # git itself failed on a commit it listed: the repository is broken, not this commit
+    except (GitMetadataError, OSError):
         return "export_failed", None
     if any(not (after / rel).is_file() or (after / rel).is_symlink() for rel in change.tests):
         return "test_not_regular_file", None
