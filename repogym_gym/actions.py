@@ -28,7 +28,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
 
-from repogym_gym.errors import RepoGymError
+from repogym_gym.errors import ActionError
 from repogym_gym.safetext import first_surrogate, safe_text
 
 __all__ = [
@@ -46,10 +46,6 @@ __all__ = [
     "action_to_dict",
     "parse_action",
 ]
-
-
-class ActionError(RepoGymError, ValueError):
-    """An action that cannot be parsed or validated; the episode turns it into an observation."""
 
 
 class _Action(BaseModel):

@@ -24,13 +24,9 @@ import re
 import shlex
 from collections.abc import Iterable
 
-from repogym_gym.errors import RepoGymError
+from repogym_gym.errors import CommandRefusedError
 
 __all__ = ["DEFAULT_ALLOWLIST", "DENYLIST", "CommandRefusedError", "check_command", "split_segments"]
-
-
-class CommandRefusedError(RepoGymError, ValueError):
-    """A Run command the allowlist refuses; the episode turns it into an error observation."""
 
 
 DEFAULT_ALLOWLIST = frozenset({

@@ -44,7 +44,7 @@ from repogym_gym.actions import ActionError, Observation, action_to_dict, parse_
 from repogym_gym.baseline import BaselineStore
 from repogym_gym.changes import collect_changes
 from repogym_gym.commands import DEFAULT_ALLOWLIST, CommandRefusedError, check_command
-from repogym_gym.errors import PathEscapeError, RepoGymError, SandboxError, SetupError, SourceError, WorkspaceError
+from repogym_gym.errors import EpisodeError, PathEscapeError, RepoGymError, SandboxError, SetupError, SourceError, WorkspaceError
 from repogym_gym.graders.composite import CompositeGrader
 from repogym_gym.graders.testrun import run_tests
 from repogym_gym.grading import confined, grade_workspace
@@ -68,10 +68,6 @@ MAX_EDIT_BYTES = 8 * 1024 * 1024
 #: Total reward shaping can add in one episode.
 SHAPING_BUDGET = 0.1
 _TREE_LIMIT = 300
-
-
-class EpisodeError(RepoGymError, RuntimeError):
-    """``step()`` before ``reset()`` or after the episode ended."""
 
 
 @dataclass

@@ -8,15 +8,19 @@ and ``except RepoGymError`` both work::
     ├── TaskError
     │   ├── TaskSpecError (ValueError)        a task.yaml that does not validate
     │   ├── TaskNotFoundError (LookupError)   no task with that id / path
-    │   └── SourceError                       a task's source cannot be fetched, verified or unpacked
+    │   ├── SourceError                       a task's source cannot be fetched, verified or unpacked
+    │   └── BrokenTaskError (RuntimeError)    the task itself fails (its baseline benchmark), not a submission
     ├── WorkspaceError
     │   ├── PatchError (ValueError)           a patch that does not apply
     │   ├── PathEscapeError (ValueError)      a path that leaves the workspace
     │   └── GitMetadataError                  the workspace's git metadata is gone or broken
+    │       └── GitCommandError               a git command exited non-zero (its stderr kept)
     ├── SetupError                            a task's setup commands failed
     ├── SandboxError
-    │   ├── SandboxUnavailableError           the sandbox's backend is not on this machine
-    │   └── CommandTimeoutError (TimeoutError)
+    │   └── SandboxUnavailableError           the sandbox's backend is not on this machine
+    ├── ActionError (ValueError)              an agent's action that cannot be parsed or validated
+    ├── CommandRefusedError (ValueError)      a Run command the allowlist refuses
+    ├── EpisodeError (RuntimeError)           step() before reset() or after the episode ended
     ├── JUnitParseError (ValueError)          an empty, missing or malformed JUnit report
     ├── GraderError                           a grader could not produce a score
     ├── MiningError (RuntimeError)            a package's tests could not be mined
@@ -40,10 +44,14 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "ActionError",
     "AgentError",
     "AgentInfraError",
     "AgentNotFoundError",
-    "CommandTimeoutError",
+    "BrokenTaskError",
+    "CommandRefusedError",
+    "EpisodeError",
+    "GitCommandError",
     "GitMetadataError",
     "GraderError",
     "JUnitParseError",
@@ -86,6 +94,10 @@ class SourceError(TaskError):
     """A task's source (git commit, sdist, archive, directory) cannot be fetched, verified or unpacked."""
 
 
+class BrokenTaskError(TaskError, RuntimeError):
+    """The task itself fails where a submission plays no part (its baseline benchmark exits non-zero)."""
+
+
 class WorkspaceError(RepoGymError):
     """A workspace could not be materialised, inspected or changed."""
 
@@ -102,6 +114,16 @@ class GitMetadataError(WorkspaceError):
     """The workspace's git metadata is missing or broken; grading fails closed."""
 
 
+class GitCommandError(GitMetadataError):
+    """A git command exited non-zero; ``command`` (its first argument), ``returncode`` and ``stderr``."""
+
+    def __init__(self, command: str, returncode: int, stderr: str) -> None:
+        super().__init__(f"git {command} failed (exit {returncode}): {stderr[-2000:]}")
+        self.command = command
+        self.returncode = returncode
+        self.stderr = stderr
+
+
 class SetupError(RepoGymError):
     """A task's setup commands failed while building its baseline."""
 
@@ -114,8 +136,16 @@ class SandboxUnavailableError(SandboxError):
     """The sandbox's backend (binary, daemon) is not available on this machine."""
 
 
-class CommandTimeoutError(SandboxError, TimeoutError):
-    """A command ran past its timeout and its process group was killed."""
+class ActionError(RepoGymError, ValueError):
+    """An action that cannot be parsed or validated; the episode turns it into an observation."""
+
+
+class CommandRefusedError(RepoGymError, ValueError):
+    """A Run command the allowlist refuses; the episode turns it into an error observation."""
+
+
+class EpisodeError(RepoGymError, RuntimeError):
+    """``step()`` before ``reset()`` or after the episode ended."""
 
 
 class JUnitParseError(RepoGymError, ValueError):

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from repogym_gym.errors import GitMetadataError, PatchError
+from repogym_gym.errors import GitCommandError, GitMetadataError, PatchError
 from repogym_gym.tree import remove_path, write_file_safely
 
 __all__ = [
@@ -69,16 +69,6 @@ _NETWORK_ENV_NAMES = frozenset({
 _NO_EXPORT_ATTRIBUTES = "* -export-ignore -export-subst\n"
 BASELINE_REF = "refs/heads/baseline"
 CANDIDATE_REF = "refs/heads/candidate"
-
-
-class GitCommandError(GitMetadataError):
-    """A git command exited non-zero; ``command`` (its first argument), ``returncode`` and ``stderr``."""
-
-    def __init__(self, command: str, returncode: int, stderr: str) -> None:
-        super().__init__(f"git {command} failed (exit {returncode}): {stderr[-2000:]}")
-        self.command = command
-        self.returncode = returncode
-        self.stderr = stderr
 
 
 def _git_env(network: bool) -> dict[str, str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -28,3 +29,41 @@ def test_import_creates_no_directories_and_prints_nothing(tmp_path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "" and proc.stderr == ""
     assert list(tmp_path.iterdir()) == []
+
+
+def _exception_classes(module: object) -> dict[str, type]:
+    return {name: value for name, value in vars(module).items()
+            if isinstance(value, type) and issubclass(value, (BaseException, Warning))
+            and value.__module__ == module.__name__ and not name.startswith("_")}
+
+
+def test_every_error_of_the_package_is_defined_in_errors_and_exported() -> None:
+    """One exception tree (httpx's test_exported_members is the model): every public exception or
+    warning class of any module is defined in ``repogym_gym.errors``, listed in its ``__all__`` and
+    exported from the package."""
+    import importlib
+    import pkgutil
+
+    from repogym_gym import errors
+
+    outside = []
+    for info in pkgutil.walk_packages(repogym_gym.__path__, "repogym_gym."):
+        if info.name.endswith(".__main__") or info.name.startswith(
+                ("repogym_gym.graders.judge_", "repogym_gym.graders.pytest_runner", "repogym_gym.testing")):
+            continue  # entry points, the judged process's own scripts (run apart) and test helpers
+        module = importlib.import_module(info.name)
+        if module is not errors:
+            outside += [f"{info.name}.{name}" for name, cls in _exception_classes(module).items()
+                        if issubclass(cls, errors.RepoGymError)]
+    assert outside == []
+    defined = set(_exception_classes(errors))
+    assert defined == set(errors.__all__) - {"validation_summary"}
+    assert defined <= set(repogym_gym.__all__)
+    assert all(getattr(repogym_gym, name) is getattr(errors, name) for name in defined)
+
+
+def test_the_exception_tree_drawn_in_errors_lists_every_class() -> None:
+    from repogym_gym import errors
+
+    drawn = set(re.findall(r"([A-Z][A-Za-z]+(?:Error|Warning))\b", errors.__doc__ or ""))
+    assert set(_exception_classes(errors)) <= drawn

@@ -81,7 +81,7 @@ import secrets
 import tempfile
 from pathlib import Path
 
-from repogym_gym.errors import GraderError, PathEscapeError
+from repogym_gym.errors import BrokenTaskError, GraderError, PathEscapeError
 from repogym_gym.graders import canon
 from repogym_gym.graders.base import GradingContext, component
 from repogym_gym.graders.perfstats import judge, perf_score, worst_case_speedup
@@ -180,14 +180,14 @@ class PerfGrader:
         if result.timed_out or result.exit_code != 0:
             why = "timed out" if result.timed_out else f"exited {result.exit_code}"
             if not candidate:
-                raise RuntimeError(f"the baseline benchmark {why}; the task is broken:\n{result.tail()}")
+                raise BrokenTaskError(f"the baseline benchmark {why}; the task is broken:\n{result.tail()}")
             raise GraderError(f"{why}:\n{result.tail(800)}")
         found = None
         if perf.output_check is not None:
             match = re.search(perf.output_check, result.stdout, re.MULTILINE)
             found = match.group(0) if match else None
             if found is None and not candidate:
-                raise RuntimeError(f"the baseline benchmark's output has no match for output_check {perf.output_check!r}")
+                raise BrokenTaskError(f"the baseline benchmark's output has no match for output_check {perf.output_check!r}")
         seconds = result.duration_s if perf.timing == "wall" else _reported_seconds(result.stdout)
         if not math.isfinite(seconds) or seconds <= 0:
             raise GraderError(f"timing {seconds!r} is not a positive finite number of seconds")
