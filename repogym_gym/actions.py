@@ -26,7 +26,15 @@ import re
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from repogym_gym.errors import ActionError
 from repogym_gym.safetext import first_surrogate, safe_text
@@ -45,6 +53,7 @@ __all__ = [
     "WriteAction",
     "action_to_dict",
     "parse_action",
+    "tool_schema",
 ]
 
 
@@ -222,3 +231,29 @@ def parse_action(action: Any) -> Any:
 def action_to_dict(action: Any) -> dict[str, Any]:
     """The JSON-ready dict of an Action (for trajectories)."""
     return action.model_dump(mode="json")
+
+
+def tool_schema() -> list[dict[str, Any]]:
+    """OpenAI-style tool definitions, one per action kind, in :data:`ACTION_KINDS` order.
+
+    Example:
+        >>> [t["function"]["name"] for t in tool_schema()][:3]
+        ['read', 'write', 'edit']
+    """
+    tools = []
+    for kind in ACTION_KINDS:
+        model = ACTION_MODELS[kind]
+        schema = model.model_json_schema()
+        properties = {k: {key: v[key] for key in ("type", "description", "minLength") if key in v}
+                      for k, v in schema.get("properties", {}).items() if k != "kind"}
+        required = [k for k in schema.get("required", []) if k != "kind"]
+        tools.append({
+            "type": "function",
+            "function": {
+                "name": kind,
+                "description": (model.__doc__ or kind).strip().splitlines()[0],
+                "parameters": {"type": "object", "properties": properties, "required": required,
+                               "additionalProperties": False},
+            },
+        })
+    return tools

@@ -28,6 +28,9 @@ from pathlib import Path
 
 from repogym_gym.errors import PatchError, SetupError, WorkspaceError
 from repogym_gym.gitstore import BASELINE_REF, GitStore, files_from_manifest, git_apply
+from repogym_gym.paths import (
+    default_cache_dir,  # re-exported: the cache's public home was here
+)
 from repogym_gym.pyenv import command_env, ensure_env, grader_env
 from repogym_gym.sandbox import LocalSandbox, Sandbox
 from repogym_gym.sources import materialize
@@ -37,14 +40,6 @@ from repogym_gym.tree import Entry, Manifest, scan_tree
 __all__ = ["Baseline", "BaselineStore", "default_cache_dir", "git_mode"]
 
 _FORMAT = 1
-
-
-def default_cache_dir() -> Path:
-    """Where baselines and downloads are cached (nothing is created by calling this)."""
-    if env := os.environ.get("REPOGYM_CACHE_DIR"):
-        return Path(env)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "repogym_gym"
 
 
 def git_mode(entry: Entry) -> int:

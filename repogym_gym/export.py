@@ -27,9 +27,9 @@ from typing import Any, TextIO
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from repogym_gym.actions import tool_schema
 from repogym_gym.conversation import trajectory_messages
 from repogym_gym.errors import RunError, validation_summary
-from repogym_gym.gym.tools import tool_schema
 from repogym_gym.private import private_writer
 from repogym_gym.results import Role
 from repogym_gym.runner.models import RunResult, Status, load_results, result_path

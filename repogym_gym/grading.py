@@ -20,12 +20,27 @@ import tempfile
 import time
 from pathlib import Path
 
-from repogym_gym.baseline import Baseline, BaselineStore, default_cache_dir
-from repogym_gym.errors import PatchError, PathEscapeError, RepoGymError, SetupError, SourceError, WorkspaceError
-from repogym_gym.graders import CompositeGrader, ConstraintGrader, GradingContext, PerfGrader, QualityGrader, TestGrader
+from repogym_gym.baseline import Baseline, BaselineStore
+from repogym_gym.errors import (
+    PatchError,
+    PathEscapeError,
+    RepoGymError,
+    SetupError,
+    SourceError,
+    WorkspaceError,
+)
+from repogym_gym.graders import (
+    CompositeGrader,
+    ConstraintGrader,
+    GradingContext,
+    PerfGrader,
+    QualityGrader,
+    TestGrader,
+)
 from repogym_gym.graders.composite import combine
 from repogym_gym.graders.testrun import judge_dir, pycache_dir
 from repogym_gym.hiding import secret_paths
+from repogym_gym.paths import default_cache_dir
 from repogym_gym.pyenv import env_dir, grader_env_dir
 from repogym_gym.results import GradeComponent, GradeResult
 from repogym_gym.sandbox import LocalSandbox, Sandbox
@@ -52,7 +67,7 @@ def confined(sandbox: Sandbox, task: Task, cache_dir: Path | None = None) -> San
     Args:
         sandbox: The sandbox to narrow.
         task: The task whose secrets are hidden.
-        cache_dir: The baseline cache (default :func:`~repogym_gym.baseline.default_cache_dir`).
+        cache_dir: The baseline cache (default :func:`~repogym_gym.paths.default_cache_dir`).
     """
     scoped = getattr(sandbox, "scoped", None)
     if scoped is None:

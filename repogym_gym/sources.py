@@ -5,7 +5,7 @@ Every kind ends the same way: ``dest`` holds exactly the source files and no ``.
 against the sha256 in task.yaml before they enter the cache (a partial or wrong download never
 does), and a second materialisation is served from the cache without the network.
 
-Cache layout (under the baseline cache root, see :func:`repogym_gym.baseline.default_cache_dir`)::
+Cache layout (under the baseline cache root, see :func:`repogym_gym.paths.default_cache_dir`)::
 
     sdists/<package>-<version>-<sha256[:16]>/<sdist>   ``pip download``, verified
     tarballs/<sha256>/<file name>                      http(s) archives, verified

@@ -32,7 +32,7 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
 
-from repogym_gym.spec_run import EnvironmentSpec, LimitsSpec, _Strict
+from repogym_gym.spec_run import EnvironmentSpec, LimitsSpec, StrictModel
 
 __all__ = [
     "ConstraintSpec",
@@ -118,7 +118,7 @@ def check_sha256(v: str) -> str:
     return v.lower()
 
 
-class LocalSource(_Strict):
+class LocalSource(StrictModel):
     """Source files shipped inside the task directory."""
 
     type: Literal["local"] = Field("local", description="Source kind: files in the task directory.")
@@ -130,7 +130,7 @@ class LocalSource(_Strict):
         return relative_path(v)
 
 
-class GitSource(_Strict):
+class GitSource(StrictModel):
     """One commit of a git repository; only that commit's files reach the workspace (no history)."""
 
     type: Literal["git"] = Field(description="Source kind: a git commit.")
@@ -159,7 +159,7 @@ class GitSource(_Strict):
         return v.lower()
 
 
-class _PinnedArchive(_Strict):
+class _PinnedArchive(StrictModel):
     """Fields of sources that unpack an archive pinned by its sha256."""
 
     sha256: str = Field(description="sha256 of the archive file (an sdist is one), 64 hex characters.")
@@ -268,7 +268,7 @@ def _untagged(error: ErrorDetails, kind: object) -> InitErrorDetails:
     return details
 
 
-class PythonEnvSpec(_Strict):
+class PythonEnvSpec(StrictModel):
     """A task's own Python environment (see :mod:`repogym_gym.pyenv`)."""
 
     requirements: list[str] = Field(
@@ -284,7 +284,7 @@ class PythonEnvSpec(_Strict):
         return v
 
 
-class RepoSpec(_Strict):
+class RepoSpec(StrictModel):
     """Where the code comes from and how to prepare it."""
 
     source: Source = Field(
@@ -326,7 +326,7 @@ class RepoSpec(_Strict):
             raise ValidationError.from_exception_data(exc.title, [_untagged(e, kind) for e in exc.errors()]) from None
 
 
-class TestSpec(_Strict):
+class TestSpec(StrictModel):
     """How the task's tests run and which test ids carry the reward."""
 
     __test__ = False
@@ -423,7 +423,7 @@ class TestSpec(_Strict):
         return sorted({f.rpartition("/")[0] for f in self.test_files()} - {""})
 
 
-class PerfSpec(_Strict):
+class PerfSpec(StrictModel):
     """A benchmark timed against the pristine baseline (see PerfGrader for the score formula)."""
 
     command: str = Field(description="Benchmark command, run in the repository; should run for >= 0.5 s.")
@@ -462,7 +462,7 @@ class PerfSpec(_Strict):
         return self
 
 
-class ConstraintSpec(_Strict):
+class ConstraintSpec(StrictModel):
     """Scope and quality rules; every glob uses .gitignore syntax (``*.py``, ``src/**``, ``conftest.py``)."""
 
     allowed_files: list[str] | None = Field(None, description="Globs of files the change may touch; null means any.")
@@ -501,7 +501,7 @@ class ConstraintSpec(_Strict):
         return self.max_function_length is not None or self.max_cyclomatic_complexity is not None
 
 
-class GradingSpec(_Strict):
+class GradingSpec(StrictModel):
     """How components combine: score = Σ wᵢ·sᵢ / Σ wᵢ over objectives, 0 if any gate fails."""
 
     weights: dict[str, Annotated[float, Field(ge=0)]] = Field(
@@ -524,7 +524,7 @@ class GradingSpec(_Strict):
         return v
 
 
-class TaskSpec(_Strict):
+class TaskSpec(StrictModel):
     """One coding task (the contents of ``task.yaml``)."""
 
     id: str = Field(description="Unique id, safe as a Gymnasium name: letters, digits, '_', '.', '-'.")

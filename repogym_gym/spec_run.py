@@ -10,14 +10,16 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["EnvironmentSpec", "LimitsSpec"]
+__all__ = ["EnvironmentSpec", "LimitsSpec", "StrictModel"]
 
 
-class _Strict(BaseModel):
+class StrictModel(BaseModel):
+    """A frozen pydantic model that refuses unknown fields: the base of every task.yaml section."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class LimitsSpec(_Strict):
+class LimitsSpec(StrictModel):
     """Episode and command limits. Every timeout is in seconds."""
 
     max_steps: Annotated[int, Field(ge=1, le=10_000)] = 30
@@ -42,7 +44,7 @@ class LimitsSpec(_Strict):
     )
 
 
-class EnvironmentSpec(_Strict):
+class EnvironmentSpec(StrictModel):
     """Where a task's episodes must run (``environment:`` in task.yaml).
 
     A gym env or run given no sandbox (or ``auto``) uses ``sandbox``; an explicit sandbox name

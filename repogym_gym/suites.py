@@ -33,9 +33,9 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from repogym_gym.baseline import default_cache_dir
 from repogym_gym.errors import TaskSpecError
 from repogym_gym.mine.mutation import MutationOptions, MutationReport, mine_mutations
+from repogym_gym.paths import default_cache_dir
 from repogym_gym.pyenv import ensure_env
 from repogym_gym.sources import materialize_source
 from repogym_gym.spec import PypiSource, TestSpec

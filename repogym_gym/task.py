@@ -27,10 +27,20 @@ import yaml
 from pydantic import ValidationError
 
 from repogym_gym.errors import TaskNotFoundError, TaskSpecError
+from repogym_gym.paths import bundled_suites_dir
 from repogym_gym.spec import LocalSource, TaskSpec, TaskType
 from repogym_gym.tree import scan_tree
 
-__all__ = ["Task", "discover_tasks", "dump_yaml", "format_validation_error", "load_task", "load_tasks"]
+__all__ = [
+    "Task",
+    "discover_tasks",
+    "dump_yaml",
+    "format_validation_error",
+    "load_task",
+    "load_tasks",
+    "resolve_suite",
+    "resolve_task",
+]
 
 TASK_FILE = "task.yaml"
 SOLUTION_FILE = "solution.patch"
@@ -270,3 +280,37 @@ def load_tasks(
         wanted_tags = set(tags)
         selected = [t for t in selected if wanted_tags & set(t.spec.tags)]
     return sorted(selected, key=lambda t: t.id)
+
+
+def resolve_suite(suite: str | os.PathLike[str]) -> Path:
+    """A bundled suite name (``"starter"``) or a directory, as a path.
+
+    Raises:
+        TaskNotFoundError: naming the bundled suites when neither exists.
+    """
+    path = Path(suite)
+    if path.is_dir():
+        return path
+    bundled = bundled_suites_dir() / str(suite)
+    if bundled.is_dir():
+        return bundled
+    root = bundled_suites_dir()
+    names = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    raise TaskNotFoundError(f"no suite {str(suite)!r}: not a directory, and bundled suites are {names}")
+
+
+def resolve_task(task: str | os.PathLike[str] | Task) -> Task:
+    """A Task, a task directory, or the id of a bundled task, as a Task.
+
+    Raises:
+        TaskNotFoundError: when it is none of these.
+    """
+    if isinstance(task, Task):
+        return task
+    path = Path(task)
+    if (path / "task.yaml").is_file() or path.name == "task.yaml":
+        return load_task(path)
+    if bundled_suites_dir().is_dir():
+        for candidate in sorted(bundled_suites_dir().glob(f"*/{task}/task.yaml")):
+            return load_task(candidate.parent)
+    raise TaskNotFoundError(f"no task {str(task)!r}: not a task directory nor the id of a bundled task")

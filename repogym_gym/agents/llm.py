@@ -40,9 +40,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from repogym_gym.actions import tool_schema
 from repogym_gym.conversation import SYSTEM_PROMPT, tool_result_message
 from repogym_gym.errors import AgentError, AgentInfraError
-from repogym_gym.gym.tools import tool_schema
 from repogym_gym.task import Task
 
 __all__ = ["AssistantTurn", "ChatAgent", "ChatBackend", "ToolCall", "api_failure", "api_key_from_env"]

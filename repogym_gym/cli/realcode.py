@@ -11,9 +11,10 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from repogym_gym.cli.output import stdout_console
-from repogym_gym.gym.mainjob import run_main_job
+from repogym_gym.mainjob import run_main_job
+from repogym_gym.paths import realcode_recipe
 
-DEFAULT_RECIPE = Path(__file__).resolve().parents[2] / "task_suites" / "realcode" / "recipe.yaml"
+DEFAULT_RECIPE = realcode_recipe()
 
 
 def realcode_command(

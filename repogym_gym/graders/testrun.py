@@ -43,21 +43,21 @@ import hashlib
 import json
 import os
 import random
-import textwrap
 import secrets
 import shlex
 import shutil
 import subprocess
 import tempfile
+import textwrap
 import threading
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from repogym_gym.baseline import default_cache_dir
 from repogym_gym.errors import JUnitParseError
 from repogym_gym.junit import JUnitReport, parse_junit_xml
+from repogym_gym.paths import default_cache_dir
 from repogym_gym.results import CommandResult
 from repogym_gym.sandbox import Sandbox, scrubbed_env
 from repogym_gym.spec import TestSpec

@@ -13,10 +13,28 @@ Importing :mod:`repogym_gym` registers ``RepoGym/<task>-v0`` for every bundled t
 """
 
 from repogym_gym.gym.env import RepoGymEnv
-from repogym_gym.gym.registration import gym_id, register_bundled, register_suite, registered_ids
-from repogym_gym.gym.spaces import ACTION_SPACE, NO_EXIT_CODE, OBSERVATION_SPACE, UnicodeText
+from repogym_gym.gym.registration import (
+    gym_id,
+    make_task_env,
+    register_bundled,
+    register_suite,
+    registered_ids,
+    registered_rows,
+)
+from repogym_gym.gym.spaces import (
+    ACTION_SPACE,
+    NO_EXIT_CODE,
+    OBSERVATION_SPACE,
+    UnicodeText,
+)
 from repogym_gym.gym.tools import TextActionWrapper, tool_schema
-from repogym_gym.gym.vector import GroupVectorEnv, ThreadVectorEnv, group_advantages, make_group, make_thread_vec
+from repogym_gym.gym.vector import (
+    GroupVectorEnv,
+    ThreadVectorEnv,
+    group_advantages,
+    make_group,
+    make_thread_vec,
+)
 
 __all__ = [
     "ACTION_SPACE",
@@ -29,10 +47,12 @@ __all__ = [
     "UnicodeText",
     "group_advantages",
     "gym_id",
+    "make_task_env",
     "make_group",
     "make_thread_vec",
     "register_bundled",
     "register_suite",
     "registered_ids",
+    "registered_rows",
     "tool_schema",
 ]

@@ -28,47 +28,11 @@ from repogym_gym.env import EpisodeError, RepoEnv
 from repogym_gym.errors import TaskNotFoundError
 from repogym_gym.gym.spaces import NO_EXIT_CODE, action_space, observation_space
 from repogym_gym.sandbox import Sandbox, make_sandbox
-from repogym_gym.task import Task, load_task, load_tasks
+from repogym_gym.task import Task, load_tasks, resolve_suite, resolve_task
 
-__all__ = ["RepoGymEnv", "resolve_suite", "resolve_task"]
+__all__ = ["RepoGymEnv"]
 
 #: Directory of the bundled suites (``task_suites/`` beside the package).
-BUNDLED_SUITES = Path(__file__).resolve().parents[2] / "task_suites"
-
-
-def resolve_suite(suite: str | os.PathLike[str]) -> Path:
-    """A bundled suite name (``"starter"``) or a directory, as a path.
-
-    Raises:
-        TaskNotFoundError: naming the bundled suites when neither exists.
-    """
-    path = Path(suite)
-    if path.is_dir():
-        return path
-    bundled = BUNDLED_SUITES / str(suite)
-    if bundled.is_dir():
-        return bundled
-    names = sorted(p.name for p in BUNDLED_SUITES.iterdir() if p.is_dir()) if BUNDLED_SUITES.is_dir() else []
-    raise TaskNotFoundError(f"no suite {str(suite)!r}: not a directory, and bundled suites are {names}")
-
-
-def resolve_task(task: str | os.PathLike[str] | Task) -> Task:
-    """A Task, a task directory, or the id of a bundled task, as a Task.
-
-    Raises:
-        TaskNotFoundError: when it is none of these.
-    """
-    if isinstance(task, Task):
-        return task
-    path = Path(task)
-    if (path / "task.yaml").is_file() or path.name == "task.yaml":
-        return load_task(path)
-    if BUNDLED_SUITES.is_dir():
-        for candidate in sorted(BUNDLED_SUITES.glob(f"*/{task}/task.yaml")):
-            return load_task(candidate.parent)
-    raise TaskNotFoundError(f"no task {str(task)!r}: not a task directory nor the id of a bundled task")
-
-
 class RepoGymEnv(gym.Env[dict[str, Any], Any]):
     """A coding task as a Gymnasium environment.
 

@@ -23,11 +23,21 @@ import gymnasium as gym
 import yaml
 
 from repogym_gym.errors import TaskSpecError
-from repogym_gym.gym.env import BUNDLED_SUITES, resolve_suite
+from repogym_gym.paths import bundled_suites_dir
 from repogym_gym.spec import LimitsSpec, check_task_id
-from repogym_gym.task import discover_tasks
+from repogym_gym.task import discover_tasks, resolve_suite
 
-__all__ = ["ENTRY_POINT", "NAMESPACE", "VECTOR_ENTRY_POINT", "gym_id", "register_bundled", "register_suite", "registered_ids"]
+__all__ = [
+    "ENTRY_POINT",
+    "NAMESPACE",
+    "VECTOR_ENTRY_POINT",
+    "gym_id",
+    "make_task_env",
+    "register_bundled",
+    "register_suite",
+    "registered_ids",
+    "registered_rows",
+]
 
 NAMESPACE = "RepoGym"
 ENTRY_POINT = "repogym_gym.gym.env:RepoGymEnv"
@@ -86,11 +96,13 @@ def register_bundled() -> list[str]:
         gym.register(f"{NAMESPACE}/Suite-v0", entry_point=ENTRY_POINT, vector_entry_point=VECTOR_ENTRY_POINT,
                      kwargs={"suite": "starter"}, nondeterministic=True)
     ids = []
-    if BUNDLED_SUITES.is_dir():
-        for suite in sorted(p for p in BUNDLED_SUITES.iterdir() if p.is_dir()):
+    if bundled_suites_dir().is_dir():
+        for suite in sorted(p for p in bundled_suites_dir().iterdir() if p.is_dir()):
             recipe = suite / "recipe.yaml"
             if recipe.is_file():
-                from repogym_gym.suites import built_suite  # only suites with a recipe need the miner's modules
+                from repogym_gym.suites import (
+                    built_suite,  # only suites with a recipe need the miner's modules
+                )
 
                 built = built_suite(recipe)
                 ids += register_suite(built) if built is not None else []
@@ -102,3 +114,26 @@ def register_bundled() -> list[str]:
 def registered_ids() -> list[str]:
     """Every registered ``RepoGym/...`` id, sorted."""
     return sorted(i for i in gym.registry if i.startswith(f"{NAMESPACE}/"))
+
+
+def registered_rows() -> list[tuple[str, str, int | None]]:
+    """(id, what it runs, max_episode_steps or None) of every registered ``RepoGym/...`` id, sorted.
+
+    What it runs is the task directory, ``suite: <name or dir>``, or ``task=<path or id>`` for the
+    generic id that takes its task at ``gym.make``.
+    """
+    rows = []
+    for env_id in registered_ids():
+        spec = gym.spec(env_id)
+        target = spec.kwargs.get("task") or (f"suite: {spec.kwargs['suite']}" if "suite" in spec.kwargs else "task=<path or id>")
+        rows.append((env_id, str(target), spec.max_episode_steps))
+    return rows
+
+
+def make_task_env(task_id: str, **kwargs: object) -> gym.Env:
+    """``gym.make(gym_id(task_id), **kwargs)``: the registered env of a task (its time limit included).
+
+    Raises:
+        gymnasium.error.Error: when ``task_id`` is not registered (register its suite first).
+    """
+    return gym.make(gym_id(task_id), **kwargs)

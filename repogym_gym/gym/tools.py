@@ -1,7 +1,8 @@
 """Text actions for chat-LLM trainers: an OpenAI-style tool schema and a text action wrapper.
 
-``tool_schema()`` describes every action kind as an OpenAI ``tools`` entry, built from the
-action models, so a chat trainer can pass it to the model as is. :class:`TextActionWrapper`
+:func:`~repogym_gym.actions.tool_schema` (re-exported here) describes every action kind as an
+OpenAI ``tools`` entry, built from the action models, so a chat trainer can pass it to the model
+as is. :class:`TextActionWrapper`
 makes the action space a single text: JSON (``{"kind": "read", "path": "a.py"}``) or a tool
 call (``{"name": "read", "arguments": {...}}``, optionally in ``<tool_call>`` tags). Text that
 does not parse is an observation with ``error`` and ``info["parse_error"]``, and uses a step.
@@ -13,39 +14,15 @@ from typing import Any
 
 import gymnasium as gym
 
-from repogym_gym.actions import ACTION_KINDS, ACTION_MODELS
+from repogym_gym.actions import (
+    tool_schema,  # re-exported: the schema lives with the actions
+)
 from repogym_gym.gym.spaces import UnicodeText
 
 __all__ = ["TextActionWrapper", "tool_schema"]
 
 #: Longest text action accepted, characters.
 MAX_TEXT_ACTION = 4_000_000
-
-
-def tool_schema() -> list[dict[str, Any]]:
-    """OpenAI-style tool definitions, one per action kind, in :data:`ACTION_KINDS` order.
-
-    Example:
-        >>> [t["function"]["name"] for t in tool_schema()][:3]
-        ['read', 'write', 'edit']
-    """
-    tools = []
-    for kind in ACTION_KINDS:
-        model = ACTION_MODELS[kind]
-        schema = model.model_json_schema()
-        properties = {k: {key: v[key] for key in ("type", "description", "minLength") if key in v}
-                      for k, v in schema.get("properties", {}).items() if k != "kind"}
-        required = [k for k in schema.get("required", []) if k != "kind"]
-        tools.append({
-            "type": "function",
-            "function": {
-                "name": kind,
-                "description": (model.__doc__ or kind).strip().splitlines()[0],
-                "parameters": {"type": "object", "properties": properties, "required": required,
-                               "additionalProperties": False},
-            },
-        })
-    return tools
 
 
 class TextActionWrapper(gym.ActionWrapper[dict[str, Any], str, Any]):

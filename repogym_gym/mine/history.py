@@ -50,12 +50,19 @@ from typing import Any
 import pathspec
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from repogym_gym.baseline import default_cache_dir, git_mode
+from repogym_gym.baseline import git_mode
 from repogym_gym.changes import CarryPolicy
 from repogym_gym.errors import GitMetadataError
-from repogym_gym.gitstore import GitCommandError, GitStore, export_tree, files_from_manifest, run_git
-from repogym_gym.mine.mutation import _stable, _statement
-from repogym_gym.mine.suiterun import SuiteRun, run_suite
+from repogym_gym.gitstore import (
+    GitCommandError,
+    GitStore,
+    export_tree,
+    files_from_manifest,
+    run_git,
+)
+from repogym_gym.mine.statement import failing_tests_statement
+from repogym_gym.mine.suiterun import SuiteRun, run_suite, stable_outcomes
+from repogym_gym.paths import default_cache_dir
 from repogym_gym.sources import materialize_source
 from repogym_gym.spec import PypiSource, TaskSpec, TestSpec, check_task_id
 from repogym_gym.task import Task, dump_yaml
@@ -356,7 +363,7 @@ def _try(store: GitStore, parent: str, commit: str, change: _Change, work: Path,
     runs_golden = [first] + [run(golden) for _ in range(options.repeats - 1)]
     if any(r.invalid for r in runs_golden):
         return "suite_did_not_run", None
-    stable, flaky = _stable(runs_golden)
+    stable, flaky = stable_outcomes(runs_golden)
     if flaky:
         report.flaky[commit] = sorted(flaky)
     if _broken(passed_before - flaky, stable, change):
@@ -403,7 +410,7 @@ def _mask(message: str, tree: Path) -> str:
 
 
 def _history_statement(package: str, subject: str, f2p: list[str], messages: dict[str, str]) -> str:
-    body = _statement(package, f2p, messages)
+    body = failing_tests_statement(package, f2p, messages)
     return f"{subject}\n\n{body}" if subject else body
 
 

@@ -33,11 +33,17 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from repogym_gym.baseline import default_cache_dir
 from repogym_gym.errors import MiningError
 from repogym_gym.metrics import function_metrics
-from repogym_gym.mine.operators import Mutation, apply_mutation, find_mutations, is_equivalent, unified_diff
-from repogym_gym.mine.suiterun import SuiteRun, exercised_lines, run_suite
+from repogym_gym.mine.operators import (
+    Mutation,
+    apply_mutation,
+    find_mutations,
+    is_equivalent,
+    unified_diff,
+)
+from repogym_gym.mine.statement import failing_tests_statement
+from repogym_gym.mine.suiterun import exercised_lines, run_suite, stable_outcomes
 from repogym_gym.spec import TestSpec
 from repogym_gym.task import dump_yaml
 
@@ -91,19 +97,6 @@ class MutationReport(BaseModel):
         row[outcome] = row.get(outcome, 0) + 1
 
 
-def _stable(runs: list[SuiteRun]) -> tuple[dict[str, str], set[str]]:
-    """Outcomes identical in every run, and the ids whose outcome changed (or went missing)."""
-    ids = set().union(*(r.statuses for r in runs))
-    stable, flaky = {}, set()
-    for test_id in ids:
-        outcomes = {r.statuses.get(test_id, "missing") for r in runs}
-        if len(outcomes) == 1:
-            stable[test_id] = outcomes.pop()
-        else:
-            flaky.add(test_id)
-    return stable, flaky
-
-
 def _exercised_functions(tree: Path, files: list[str], lines: dict[str, set[int]]) -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
     for rel in files:
@@ -116,38 +109,6 @@ def _exercised_functions(tree: Path, files: list[str], lines: dict[str, set[int]
 def _task_id(package: str, mutation: Mutation) -> str:
     key = f"{mutation.path}:{mutation.lineno}:{mutation.col}:{mutation.operator}:{mutation.replacement}"
     return f"{package}-mut-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
-
-
-#: Longest failure message quoted in a problem statement, characters.
-MAX_STATEMENT_MESSAGE = 200
-
-
-def _statement_message(message: str | None) -> str | None:
-    """A failure message fit for a problem statement: its first line, at most
-    :data:`MAX_STATEMENT_MESSAGE` characters, with this machine's home, temporary and cache
-    directories replaced, so a task reads the same whichever machine mined it (an assertion that
-    prints ``os.environ`` would otherwise quote the miner's paths and variables)."""
-    if not message:
-        return None
-    line = message.strip().splitlines()[0] if message.strip() else ""
-    roots = {str(default_cache_dir()): "<cache>", tempfile.gettempdir(): "<tmp>", str(Path.home()): "<home>"}
-    for root, placeholder in sorted(roots.items(), key=lambda item: -len(item[0])):
-        if len(root) > 1:
-            line = line.replace(root, placeholder)
-    if len(line) > MAX_STATEMENT_MESSAGE:
-        line = line[: MAX_STATEMENT_MESSAGE - 1] + "…"
-    return line or None
-
-
-def _statement(package: str, f2p: list[str], messages: dict[str, str]) -> str:
-    lines = [f"Some behaviour of `{package}` is broken: these tests of its own test suite fail.", ""]
-    for test_id in f2p[:10]:
-        message = _statement_message(messages.get(test_id))
-        lines.append(f"- `{test_id}`" + (f": {message}" if message else ""))
-    if len(f2p) > 10:
-        lines.append(f"- ... and {len(f2p) - 10} more")
-    lines += ["", "Find the fault in the library and fix it so these tests pass again; do not change the tests."]
-    return "\n".join(lines)
 
 
 def mine_mutations(
@@ -189,7 +150,7 @@ def mine_mutations(
         # A mutant that loops forever must not cost the full test timeout: 5x the original's time.
         options = options.model_copy(update={"test_timeout_s": min(
             options.test_timeout_s, max(30.0, 5 * max(r.duration_s for r in originals)))})
-        golden, flaky = _stable(originals)
+        golden, flaky = stable_outcomes(originals)
         report.tests, report.flaky_original = len(golden), sorted(flaky)
         passing = {i for i, s in golden.items() if s == "passed"}
         say("measuring coverage")
@@ -237,7 +198,7 @@ def _try(work: Path, mutation: Mutation, tests: TestSpec, template: dict[str, An
         runs += [run_suite(work, tests, env_dir=env_dir, timeout_s=options.test_timeout_s) for _ in range(options.repeats - 1)]
     finally:
         target.write_text(original, encoding="utf-8")
-    stable, _flaky = _stable(runs)
+    stable, _flaky = stable_outcomes(runs)
     f2p = sorted(i for i in passing if stable.get(i) in ("failed", "error"))
     if not f2p:
         return "flaky", None
@@ -253,7 +214,7 @@ def _try(work: Path, mutation: Mutation, tests: TestSpec, template: dict[str, An
     spec = {
         "id": task_id,
         "type": "bugfix",
-        "problem_statement": _statement(options.package, f2p, runs[0].messages),
+        "problem_statement": failing_tests_statement(options.package, f2p, runs[0].messages),
         **{k: v for k, v in template.items() if k not in ("tests", "repo")},
         "repo": {**template.get("repo", {}), "patches": ["bug.patch"]},
         "tests": {**tests.model_dump(mode="json", exclude_defaults=True), "fail_to_pass": f2p, "pass_to_pass": p2p},

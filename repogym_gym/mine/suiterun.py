@@ -22,7 +22,7 @@ from repogym_gym.pyenv import command_env
 from repogym_gym.sandbox import LocalSandbox, Sandbox
 from repogym_gym.spec import TestSpec
 
-__all__ = ["SuiteRun", "exercised_lines", "run_suite"]
+__all__ = ["SuiteRun", "exercised_lines", "run_suite", "stable_outcomes"]
 
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
 
@@ -138,3 +138,16 @@ def exercised_lines(
         if rel in lines:
             lines[rel] = set(info.get("executed_lines", []))
     return lines
+
+
+def stable_outcomes(runs: list[SuiteRun]) -> tuple[dict[str, str], set[str]]:
+    """Outcomes identical in every run, and the ids whose outcome changed (or went missing)."""
+    ids = set().union(*(r.statuses for r in runs))
+    stable, flaky = {}, set()
+    for test_id in ids:
+        outcomes = {r.statuses.get(test_id, "missing") for r in runs}
+        if len(outcomes) == 1:
+            stable[test_id] = outcomes.pop()
+        else:
+            flaky.add(test_id)
+    return stable, flaky

@@ -30,9 +30,9 @@ from repogym_gym.agents.base import EpisodeOutcome, run_episode
 from repogym_gym.agents.registry import AgentSpec
 from repogym_gym.errors import AgentInfraError
 from repogym_gym.gym import RepoGymEnv
-from repogym_gym.gym.env import resolve_task
 from repogym_gym.results import GradeResult
 from repogym_gym.runner.models import RunResult
+from repogym_gym.task import resolve_task
 
 __all__ = ["EpisodeJob", "EpisodeRecord", "infra_record", "run_job", "run_job_data"]
 

@@ -23,16 +23,21 @@ from pydantic import ValidationError
 
 from repogym_gym.agents.registry import AGENTS, AgentSpec
 from repogym_gym.errors import AgentError, RunError, TaskNotFoundError
-from repogym_gym.gym.env import resolve_suite, resolve_task
 from repogym_gym.runner.backends import Backend, execute
 from repogym_gym.runner.episode import EpisodeJob
 from repogym_gym.runner.models import RunConfig, RunResult, RunSummary, load_results
 from repogym_gym.runner.progress import RunProgress
 from repogym_gym.runner.ray_backend import check_address, import_ray
 from repogym_gym.runner.stats import agent_stats
-from repogym_gym.sandbox import make_sandbox, warn_unconfined
 from repogym_gym.runner.store import open_run, save_record, write_summary
-from repogym_gym.task import Task, format_validation_error, load_tasks
+from repogym_gym.sandbox import make_sandbox, warn_unconfined
+from repogym_gym.task import (
+    Task,
+    format_validation_error,
+    load_tasks,
+    resolve_suite,
+    resolve_task,
+)
 
 __all__ = ["run_suite", "run_task"]
 

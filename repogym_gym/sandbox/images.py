@@ -39,6 +39,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from repogym_gym.errors import SandboxError, SandboxUnavailableError
+from repogym_gym.paths import env_recipes_dir
 from repogym_gym.sandbox.pytrees import Listing, python_trees_in
 
 __all__ = ["BuildResult", "EnvRecipe", "SANDBOX_USERS", "build_image", "debian_mirror", "envs_dir", "image_cache_dir",
@@ -88,8 +89,8 @@ class BuildResult(BaseModel):
 
 
 def envs_dir() -> Path:
-    """``$REPOGYM_ENVS_DIR``, else the repository's ``envs/``."""
-    return Path(os.environ.get("REPOGYM_ENVS_DIR") or Path(__file__).resolve().parents[2] / "envs")
+    """``$REPOGYM_ENVS_DIR``, else the repository's ``envs/`` (:func:`repogym_gym.paths.env_recipes_dir`)."""
+    return env_recipes_dir()
 
 
 def image_cache_dir() -> Path:

@@ -6,7 +6,13 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from repogym_gym.gym import GroupVectorEnv, ThreadVectorEnv, group_advantages, make_group, make_thread_vec
+from repogym_gym.gym import (
+    GroupVectorEnv,
+    ThreadVectorEnv,
+    group_advantages,
+    make_group,
+    make_thread_vec,
+)
 from tests.conftest import FIXED_SOURCE
 from tests.gym.helpers import batch
 
@@ -70,7 +76,7 @@ def test_grpo_group_shares_task_and_seed_freezes_finished_members_and_reports_ad
         assert len(set(infos["task_id"])) == 1 and len(set(obs["text"])) == 1
         task_id = infos["task_id"][0]
         from repogym_gym.agents import golden_actions
-        from repogym_gym.gym.env import resolve_task
+        from repogym_gym.task import resolve_task
 
         plan = golden_actions(resolve_task(task_id))
         # member 0 submits the untouched repo at once; members 1-3 follow the golden plan,

@@ -6,7 +6,6 @@ import hashlib
 import textwrap
 from pathlib import Path
 
-
 from repogym_gym.mine.mutation import MutationOptions, mine_mutations, operator_yield
 from repogym_gym.spec import TestSpec
 from repogym_gym.task import load_task
@@ -157,12 +156,12 @@ def test_only_functions_the_tests_exercise_are_mutated(tmp_path: Path) -> None:
 
 def test_a_statement_quotes_one_short_line_without_this_machines_paths(monkeypatch, tmp_path: Path) -> None:
     """An assertion printing os.environ once put the miner's PATH and cache path into a problem statement."""
-    from repogym_gym.mine.mutation import MAX_STATEMENT_MESSAGE, _statement
+    from repogym_gym.mine.statement import MAX_STATEMENT_MESSAGE, failing_tests_statement
 
     cache = tmp_path / "cache"
     monkeypatch.setenv("REPOGYM_CACHE_DIR", str(cache))
     leaky = f"assert environ({{'PATH': '{cache}/envs/abc/bin:/usr/bin', 'X': '{'y' * 500}'}}) == {{}}\nsecond line"
-    text = _statement("pkg", ["tests/test_a.py::test_env", "tests/test_a.py::test_b"],
+    text = failing_tests_statement("pkg", ["tests/test_a.py::test_env", "tests/test_a.py::test_b"],
                       {"tests/test_a.py::test_env": leaky, "tests/test_a.py::test_b": "assert 1 == 2"})
     env_line = next(line for line in text.splitlines() if "test_env" in line)
     assert str(cache) not in text and "<cache>/envs/abc/bin" in env_line

@@ -13,10 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import gymnasium as gym
-
 from repogym_gym.agents import GoldenAgent, NoopAgent, run_episode
-from repogym_gym.gym.registration import gym_id, register_suite
+from repogym_gym.gym import make_task_env, register_suite
 from repogym_gym.suites import build_suite
 from repogym_gym.task import load_tasks
 from repogym_gym.validate import validate_task
@@ -73,7 +71,7 @@ def run_main_job(recipe: Path, *, repeats: int = 3, on_task: Callable[[int, int,
             on_task(index, len(tasks), task.id)
         start = time.monotonic()
         verdict = validate_task(task, repeats=repeats)
-        env = gym.make(gym_id(task.id))
+        env = make_task_env(task.id)
         try:
             golden = run_episode(env, GoldenAgent(), seed=0)
             noop = run_episode(env, NoopAgent(), seed=0)

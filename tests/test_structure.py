@@ -1,0 +1,68 @@
+"""The package's structure, as a reviewer would check it: gymnasium only in the gym layer, no
+private name imported across modules, no import cycle between its packages and top-level modules."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "repogym_gym"
+
+
+def _modules() -> dict[str, ast.Module]:
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        name = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__")
+        found[name] = ast.parse(path.read_text(encoding="utf-8"))
+    return found
+
+
+def _imports(tree: ast.Module) -> list[tuple[str, list[str]]]:
+    """(module, imported names) of every import statement, lazy ones in functions included."""
+    rows = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            rows.append((node.module, [alias.name for alias in node.names]))
+        elif isinstance(node, ast.Import):
+            rows += [(alias.name, []) for alias in node.names]
+    return rows
+
+
+def _unit(module: str) -> str:
+    """The package or top-level module a module belongs to (``repogym_gym.graders.perf`` -> ``repogym_gym.graders``)."""
+    return ".".join(module.split(".")[:2])
+
+
+def test_gymnasium_is_imported_only_in_the_gym_layer() -> None:
+    outside = [name for name, tree in _modules().items() if not name.startswith("repogym_gym.gym")
+               and any(module.split(".")[0] == "gymnasium" for module, _ in _imports(tree))]
+    assert outside == []
+
+
+def test_no_private_name_is_imported_across_modules() -> None:
+    found = [f"{name}: from {module} import {imported}" for name, tree in _modules().items()
+             for module, names in _imports(tree) if module.startswith("repogym_gym") and module != name
+             for imported in names if imported.startswith("_") and not imported.startswith("__")]
+    assert found == []
+
+
+def test_no_import_cycle_between_the_packages_and_top_level_modules() -> None:
+    edges: dict[str, set[str]] = {}
+    for name, tree in _modules().items():
+        if name == "repogym_gym":
+            continue  # the package's __init__ re-exports the public API from everywhere
+        for module, _ in _imports(tree):
+            if module.startswith("repogym_gym.") and _unit(module) != _unit(name):
+                edges.setdefault(_unit(name), set()).add(_unit(module))
+
+    def reachable(start: str) -> set[str]:
+        seen, stack = set(), [start]
+        while stack:
+            for nxt in edges.get(stack.pop(), ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+        return seen
+
+    cycles = sorted({tuple(sorted((a, b))) for a, targets in edges.items() for b in targets if a in reachable(b)})
+    assert cycles == []
