@@ -26,6 +26,7 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
     kind_of_file, submission_frame, compile_grader_files = J["kind_of_file"], J["submission_frame"], J["compile_grader_files"]
     check_verdict_path, accept_change, check_everything = J["check_verdict_path"], J["accept_change"], J["check_everything"]
     watch_module, hook_impls, plain_function = J["watch_module"], J["hook_impls"], J["plain_function"]
+    submission_class = J["submission_class"]
     rank = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
     escapes = {i: "\\u%04x" % i for i in (*range(0x20), *range(0xD800, 0xE000))}
     escapes.update({ord('"'): '\\"', ord("\\"): "\\\\"})
@@ -172,6 +173,7 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         for key, value in pytest_codes.items():
             codes[key] = {_id(c): c for c in value} if key.endswith(("_callers", "_readers")) else value
         state["codes"] = codes
+        state["plugins"] = {}  # id -> every plugin announced as it was registered (by pytest, the runner, the grader)
         state["judged_ident"] = _get_ident()  # the thread pytest runs in: every later runner event comes from it
         compile_grader_files()
         return None
@@ -207,16 +209,20 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         return None
 
     def foreign(value, depth=0):
-        """Whether calling ``value`` runs code of the submission: a function or method of its code, a
-        ``functools.partial`` or wrapper (``__wrapped__``) of one, an object whose class defines
-        ``__call__`` or ``__getattr__`` in its code."""
+        """Whether calling ``value`` runs code of the submission: a function or method of its code (or
+        a trusted method bound to an object of a class with submission code), a ``functools.partial``
+        or wrapper (``__wrapped__``) of one, an object whose class defines ``__call__`` or
+        ``__getattr__`` in its code."""
         t = _type(value)
         if t is _FunctionType:
             return is_submission(value.__code__)
         if depth > 3:
             return True
-        if t is J["MethodType"]:
-            return foreign(value.__func__, depth + 1)
+        if t is J["MethodType"]:  # a trusted function bound to an object of the submission acts for it
+            owner = value.__self__
+            owner_type = _type(owner)
+            cls = owner if _any(c is _type for c in _class_mro(owner_type)) else owner_type
+            return foreign(value.__func__, depth + 1) or submission_class(cls)
         if t is J["partial"]:
             return foreign(value.func, depth + 1)
         for cls in _class_mro(t):
@@ -360,7 +366,7 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
     def on_call(item):
         if state["current"] is None:
             return None
-        state["raised"], state["clean"] = False, False
+        state["raised"], state["clean"], state["method_ran"], state["part_raised"] = False, False, False, False
         bound = items[_id(state["item"])]
         if item is not state["item"] or plain_function(_instance_dict(item, "__dict__").get("_obj")) is not bound[2]:
             violate(f"{bound[1]}: the function called is not the one collected")
@@ -392,6 +398,36 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         state["clean"] = clean is True and not state.get("raised")
         return None
 
+    def on_method(case, method, caller):
+        """unittest's ``_callTestMethod`` returned for ``case``: evidence of a pass if the method is the
+        bound item's own test method on the item's case, called by unittest with no submission code
+        on the stack."""
+        if state["current"] is None or submission_frame(caller) is not None:
+            return None
+        bound = items[_id(state["item"])]
+        if _type(method) is J["MethodType"] and method.__self__ is case and plain_function(method) is bound[2]:
+            state["method_ran"] = True
+        return None
+
+    def needs_method_evidence(bound):
+        """A unittest case proves its method ran through unittest's own ``_callTestMethod`` (the
+        runner's wrapper of it); a class that overrides it with trusted code (``IsolatedAsyncioTestCase``)
+        cannot, and one that overrides it with the submission's is a violation."""
+        obj = _instance_dict(bound[0], "__dict__").get("_obj")
+        if _type(obj) is not J["MethodType"]:
+            return True
+        for cls in J["class_mro"](_type(obj.__self__)):
+            member = _class_dict(cls).get("_callTestMethod")
+            if member is None:
+                continue
+            if member is state["codes"]["unittest_call_method"]:
+                return True
+            plain = plain_function(member)
+            if plain is None or is_submission(plain.__code__):
+                violate(f"{bound[1]}: its test case calls its method through code of the submission")
+            return False
+        return True
+
     def on_subtest(report, node_id, when, outcome, caller):
         """A unittest ``subTest`` (or pytest ``subtests``) report, logged by pytest during the call: a
         failing subtest fails its test; a passing one proves nothing about it."""
@@ -421,6 +457,10 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
             bound = items[_id(state["item"])]
             if "returned" not in state["phases"] or not state.get("clean"):
                 violate(f"{bound[1]}: reported passed, but its call raised or never returned")
+                outcome = "failed"
+            elif _type(state["item"]) is state["codes"]["item_types"][1] and not state.get("method_ran") \
+                    and needs_method_evidence(bound):
+                violate(f"{bound[1]}: reported passed, but unittest never called its test method")
                 outcome = "failed"
             if chain_state(bound[9]) != bound[3]:
                 violate(f"{bound[1]}: its function's code, defaults, closure or attributes changed")
@@ -470,10 +510,26 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
             return None
         if op == "raised":  # a unittest test part raised: it can only take a pass away
             if state["current"] is not None and args:
+                state["part_raised"] = True
                 if args[0] is True:
                     record(state["current"], "failed")  # a subtest failed: so did its test
                 else:
                     state["raised"] = True
+            return None
+        if op == "part":  # a unittest test part ended without an exception: its outcome must still say success
+            if state["current"] is not None and (not args or args[0] is not True) and not state.get("part_raised"):
+                record(state["current"], "failed")
+                return (f"{state['current']}: unittest's outcome was marked failed with no exception raised "
+                        "(its test method would not run)")
+            return None
+        if op == "method":  # unittest's _callTestMethod returned: the test method ran
+            return on_method(args[0], args[1], caller) if _len(args) == 2 else "a method event without the case and the method"
+        if op == "register":  # pluggy's register: a plugin is pytest's, the runner's or the grader's
+            if _get_ident() != state["judged_ident"] or submission_frame(caller) is not None:
+                return "a pytest plugin was registered by code of the submission (or from another thread)"
+            if _len(args) == 1:
+                keep.append(args[0])
+                state["plugins"][_id(args[0])] = args[0]
             return None
         expected = {"collected": "main_callers", "hooks": "main_callers", "sessionfinish": "main_callers",
                     "begin": "protocol_callers", "end": "protocol_callers", "call": "call_callers",

@@ -245,9 +245,68 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
             obj = obj.__func__
         return obj if _type(obj) is _FunctionType else None
 
+    owned = {}  # id(impl) -> (impl, function) found to be its registered plugin's own
+    submission_classes = {}  # id(class) -> (class, whether any member of its MRO is submission code)
+
+    def submission_class(cls):
+        """Whether a member of ``cls``'s MRO (a function, a property's accessor, a static or class
+        method) is code of the submission: a trusted function in its namespace acts for it."""
+        seen = submission_classes.get(_id(cls))
+        if seen is not None and seen[0] is cls:
+            return seen[1]
+        found = False
+        for c in J["class_mro"](cls):
+            for member in _list(_class_dict(c).values()):
+                t = _type(member)
+                parts = (member.fget, member.fset, member.fdel) if t is _property else \
+                    (member.__func__,) if t is _classmethod or t is _staticmethod else (member,)
+                if _any(_type(f) is _FunctionType and is_submission(f.__code__) for f in parts):
+                    found = True
+        submission_classes[_id(cls)] = (cls, found)
+        return found
+
+    def owns(plugin, function):
+        """Whether ``function`` is ``plugin``'s own hook implementation as pluggy reads it: a value of
+        the plugin module's namespace (a trusted or grader file), or a method (plain, static or class)
+        of the plugin's class bound to the plugin, its class not the submission's. A trusted function
+        set on an instance (a ``SimpleNamespace`` plugin) or bound to another object is not."""
+        t = _type(plugin)
+        if t is _ModuleType:
+            filename = _instance_dict(plugin, "__dict__").get("__file__")
+            if _type(filename) is not _str or kind_of_file(filename) == "submission":
+                return False
+            return _any(_map(_is, _list(_instance_dict(plugin, "__dict__").values()), _repeat(function)))
+        is_class = _any(_map(_is, J["class_mro"](t), _repeat(_type)))
+        cls = plugin if is_class else t
+        owner, func = (function.__self__, function.__func__) if _type(function) is _MethodType else (None, function)
+        if owner is not None and owner is not plugin and owner is not cls:
+            return False
+        if submission_class(cls):
+            return False
+        for c in J["class_mro"](cls):
+            for member in _list(_class_dict(c).values()):
+                t = _type(member)
+                if member is func or ((t is _classmethod or t is _staticmethod) and member.__func__ is func):
+                    return True
+        return False
+
+    def own_impl(impl, function):
+        """Whether ``impl`` belongs to a plugin announced when it was registered (by pytest, the
+        runner or grader code: :func:`judge_ledger` refuses the submission's) and is its own."""
+        seen = owned.get(_id(impl))
+        if seen is not None and seen[0] is impl and seen[1] is function:
+            return True
+        plugin = state["codes"]["plugin_of"](impl)
+        plugins = state.get("plugins")
+        if plugins is None or plugins.get(_id(plugin)) is not plugin or not owns(plugin, function):
+            return False
+        owned[_id(impl)] = (impl, function)
+        return True
+
     def hook_impls(names):
         """(name, ids of the implementations, ids of their functions) of pluggy's hooks, each
-        implementation checked to be pytest's, a plugin's or a verified conftest's as it is read."""
+        implementation checked to be pytest's, a plugin's or a verified conftest's as it is read,
+        and its registered plugin's own."""
         codes, relay = state["codes"], state.get("relay")
         if relay is None:
             return ()
@@ -272,10 +331,13 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
                     found = plain.__code__.co_filename if plain is not None else f"a {name_of(function)}"
                     violate(f"an implementation of {key_text(name)} is not pytest's, a plugin's or a verified "
                             f"conftest's ({found})")
+                elif not own_impl(impl, function):
+                    violate(f"an implementation of {key_text(name)} is not the own of a plugin that pytest, the runner "
+                            "or the grader registered")
                 functions.append(_id(function))
             rows.append((name, _tuple(_map(_id, impls)), _tuple(functions)))
         return _tuple(rows)
 
     J.update(take_snapshot=take_snapshot, check_verdict_path=check_verdict_path, compare=compare, accept_change=accept_change, check_everything=check_everything,
              watch_module=watch_module, hook_impls=hook_impls, from_submission=from_submission,
-             plain_function=plain_function)
+             plain_function=plain_function, submission_class=submission_class)

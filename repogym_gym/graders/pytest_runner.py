@@ -169,8 +169,11 @@ def _init(plugin_class):
         "pm_hookexec": vars(pluggy.PluginManager)["_hookexec"],
         "multicall": getattr(sys.modules.get("pluggy._callers"), "_multicall", None),
         "function_of": vars(pluggy.HookImpl)["function"].__get__,
+        "plugin_of": vars(pluggy.HookImpl)["plugin"].__get__,
+        "unittest_call_method": vars(sys.modules["unittest.case"].TestCase)["_callTestMethod"],
     }
     runner = _codes_of([{"main": main, "_Judge": plugin_class, "_patched": _patched, "_wrap_unittest": _wrap_unittest,
+                         "_registering": _registering,
                          "_direct_params": _direct_params, "_forget_last_exception": _forget_last_exception}])
     _audit("repogym.judge", "init", runner, _codes_of(pluggy_namespaces), pytest_codes, _roots(_SELECTION["tree"]))
 
@@ -216,11 +219,16 @@ def _wrap_unittest():
     """A unittest case records its failures instead of raising them, through result methods an
     instance attribute could hide (the item's addFailure made a no-op was a pass): every exception
     a test part raises is told to the policy where unittest catches it, before any result hears
-    of it, so the call cannot count as clean whatever the item says later."""
+    of it, so the call cannot count as clean whatever the item says later. A clean call is not yet
+    a pass: unittest calls the test method only while its outcome says so, and a flag cleared
+    without an exception (``_outcome.success = False`` from code setUp calls) skipped the method
+    with nothing raised. So a part that ends clean tells the policy whether the outcome still says
+    success, and ``_callTestMethod`` tells it which method returned: the evidence a pass needs."""
     import contextlib
-    from unittest.case import _Outcome
+    from unittest.case import TestCase, _Outcome
 
     part = _Outcome.testPartExecutor
+    call_method = TestCase._callTestMethod
 
     @contextlib.contextmanager
     def testPartExecutor(self, test_case, subTest=False):  # noqa: N802 - unittest's name
@@ -230,8 +238,32 @@ def _wrap_unittest():
             except BaseException:  # a failing subTest fails its test; any other part's exception its call
                 _audit("repogym.judge", "raised", bool(subTest))
                 raise
+            _audit("repogym.judge", "part", self.success is True)
+
+    def _callTestMethod(self, method):  # noqa: N802 - unittest's name
+        call_method(self, method)
+        _audit("repogym.judge", "method", self, method)
 
     _Outcome.testPartExecutor = testPartExecutor
+    TestCase._callTestMethod = _callTestMethod
+
+
+def _registering(original):
+    """pluggy's ``PluginManager.register`` that first tells the policy which plugin is registered
+    (and, through the stack, by whom): a plugin is pytest's, the runner's or the grader's."""
+
+    def register(self, plugin, name=None):
+        _audit("repogym.judge", "register", plugin)
+        return original(self, plugin, name)
+
+    register.__name__, register.__qualname__, register.__doc__ = original.__name__, original.__qualname__, original.__doc__
+    return register
+
+
+def _wrap_register():
+    import pluggy
+
+    pluggy.PluginManager.register = _registering(pluggy.PluginManager.register)
 
 
 _SELECTION = {}
@@ -328,6 +360,7 @@ def main():
 
     _wrap_monkeypatch()
     _wrap_unittest()
+    _wrap_register()
 
     def judged():
         _init(_Judge)

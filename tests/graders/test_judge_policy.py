@@ -97,12 +97,15 @@ ALLOWED = {
 
 
 def judge(tmp_path: Path, body: str, test_file: str = TEST_FILE, env: dict[str, str] | None = None,
-          ids: list[str] | None = None, prelude: str = "", python: str = sys.executable) -> tuple[dict | None, str]:
+          ids: list[str] | None = None, prelude: str = "", python: str = sys.executable,
+          conftest: str | None = None) -> tuple[dict | None, str]:
     """Run the runner on a tree whose ``mod.run()`` executes ``body`` under ``python`` (this
     interpreter, or a task environment's); (record or None, output)."""
     tree = tmp_path / "tree"
     (tree / "tests").mkdir(parents=True)
     (tree / "tests" / "test_x.py").write_text(test_file)
+    if conftest is not None:
+        (tree / "tests" / "conftest.py").write_text(conftest)
     (tree / "mod.py").write_text(prelude + "def run():\n" + textwrap.indent(body, "    ") + "\n    return 'ok'\n")
     scratch = tmp_path / "scratch"
     scratch.mkdir()
@@ -112,7 +115,8 @@ def judge(tmp_path: Path, body: str, test_file: str = TEST_FILE, env: dict[str, 
     nonce = f"@@{secrets.token_hex(8)}@@"
     ids = ids or ["tests/test_x.py::test_runs", "tests/test_x.py::test_other"]
     (scratch / "sel.json").write_text(json.dumps({"nonce": nonce, "files": ["tests/test_x.py"], "ids": ids,
-                                                 "tree": str(tree), "grader_files": ["tests/test_x.py"]}))
+                                                 "tree": str(tree), "grader_files": ["tests/test_x.py", *(
+                                                     ["tests/conftest.py"] if conftest is not None else [])]}))
     (scratch / "pytest.ini").write_text(f"[pytest]\naddopts =\npythonpath =\n    {tree}\n")
     env = {"PATH": os.environ["PATH"], "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "HOME": str(tmp_path), **(env or {})}
     done = subprocess.run([python, "-I", "-S", str(scratch / "pytest_runner.py"), str(scratch / "sel.json"),
@@ -461,6 +465,9 @@ REWIRED = {
         FIND_SESSION + "hook = config.pluginmanager.hook.pytest_pyfunc_call\nreal = hook._hookexec\n\n"
         "def hookexec(name, impls, kwargs, firstresult):\n    return True if name == 'pytest_pyfunc_call' else "
         "real(name, impls, kwargs, firstresult)\n\nhook._hookexec = hookexec", "were rewired"),
+    "a trusted method bound to an object of the submission put on the config": (
+        FIND_SESSION + "import contextlib\n\nclass Answer:\n    @property\n    def enter_result(self):\n"
+        "        return True\n\nconfig.answer = contextlib.nullcontext.__enter__.__get__(Answer())", "were rewired"),
     "an item's session slot swapped": (
         FIND_SESSION + "class Fake:\n    def __getattr__(self, name):\n        return getattr(session, name)\n\n"
         "for item in session.items:\n    if item.name.startswith('test_other'):\n        item.session = Fake()",
@@ -673,3 +680,98 @@ def test_a_unittest_items_instance_is_the_one_its_method_belongs_to(tmp_path: Pa
     assert record["record"].get(ids[1]) == "failed" or any(
         "instance is not the one its test method belongs to" in v for v in record["violations"]), (record, output[-2000:])
 
+
+
+FAILING_TESTS = "import mod\n\n\ndef test_runs():\n    assert mod.run() == 'ok'\n\n\ndef test_other():\n    assert 1 + 1 == 3\n"
+
+#: Seventh round: a plugin whose pytest_pyfunc_call (firstresult) returns non-None, so pytest never
+#: calls the test and the call is clean. Its function is trusted code (tempfile.gettempdir), so the
+#: rule on an implementation's code alone let it through; registered at import it was part of the
+#: implementations as collection ended.
+PLUGINS = {
+    "registered at import by the submission": (
+        "import tempfile, types\nfrom _pytest.debugging import pytestPDB\n"
+        "pytestPDB._pluginmanager.register(types.SimpleNamespace(pytest_pyfunc_call=tempfile.gettempdir), 'p7')\n",
+        "registered by code of the submission"),
+    "added to the hook caller without registering": (
+        "import pluggy, tempfile, types\nfrom _pytest.debugging import pytestPDB\n"
+        "plugin = types.SimpleNamespace(pytest_pyfunc_call=tempfile.gettempdir)\n"
+        "opts = dict(wrapper=False, hookwrapper=False, optionalhook=False, tryfirst=True, trylast=False, specname=None)\n"
+        "pytestPDB._pluginmanager.hook.pytest_pyfunc_call._add_hookimpl("
+        "pluggy.HookImpl(plugin, 'p7', tempfile.gettempdir, opts))\n",
+        "is not the own of a plugin"),
+    "a trusted method bound to an object of the submission": (
+        "import contextlib, pluggy\nfrom _pytest.debugging import pytestPDB\n"
+        "class Answer:\n    @property\n    def enter_result(self):\n        return True\n"
+        "opts = dict(wrapper=False, hookwrapper=False, optionalhook=False, tryfirst=True, trylast=False, specname=None)\n"
+        "plugin = contextlib.nullcontext(True)\n"
+        "pytestPDB._pluginmanager.hook.pytest_pyfunc_call._add_hookimpl(pluggy.HookImpl(plugin, 'p7', "
+        "contextlib.nullcontext.__enter__.__get__(Answer()), opts))\n",
+        "is not the own of a plugin"),
+}
+
+
+@pytest.mark.parametrize("case", list(PLUGINS))
+def test_a_plugin_of_the_submission_voids_the_run(tmp_path: Path, case: str) -> None:
+    prelude, named = PLUGINS[case]
+    record, output = judge(tmp_path, "pass", test_file=FAILING_TESTS, prelude=prelude)
+    assert record is not None, output[-3000:]
+    assert any(named in v for v in record["violations"]), (record, output[-2000:])
+    assert record["record"].get("tests/test_x.py::test_other") != "passed" or record["violations"], record
+
+
+def test_a_grader_conftests_own_plugin_still_counts(tmp_path: Path) -> None:
+    """What the registration rule must keep: a conftest (grader code) registering a plugin object."""
+    conftest = ("import pytest\n\nclass Plugin:\n    @pytest.hookimpl(tryfirst=True)\n"
+                "    def pytest_runtest_setup(self, item):\n        item.stash_marker = True\n\n"
+                "def pytest_configure(config):\n    config.pluginmanager.register(Plugin(), 'grader-plugin')\n")
+    record, output = judge(tmp_path, "pass", conftest=conftest)
+    assert record is not None, output[-3000:]
+    assert record["violations"] == [], record["violations"]
+    assert record["record"] == {"tests/test_x.py::test_runs": "passed", "tests/test_x.py::test_other": "passed"}
+
+
+UNITTEST_SETUP_TESTS = """\
+import unittest
+
+import mod
+
+
+class T(unittest.TestCase):
+    def setUp(self):
+        mod.run()
+
+    def test_runs(self):
+        self.assertEqual(1 + 1, 3)
+"""
+
+OUTCOME_CLEARED = FIND_SESSION + """\
+import os
+node_id = os.environ["PYTEST_CURRENT_TEST"].rsplit(" ", 1)[0]
+item = next(i for i in session.items if i.nodeid == node_id)
+item.instance._outcome.success = False  # unittest skips the method; nothing is raised
+"""
+
+
+def test_a_unittest_outcome_cleared_without_an_exception_is_no_pass(tmp_path: Path) -> None:
+    """Seventh round: code that setUp calls set ``_outcome.success = False`` without raising, so
+    unittest skipped the test method and the call was clean (1.0 on jmespath-mut-293bc4bf)."""
+    ids = ["tests/test_x.py::T::test_runs"]
+    record, output = judge(tmp_path, OUTCOME_CLEARED, test_file=UNITTEST_SETUP_TESTS, ids=ids)
+    assert record is not None, output[-3000:]
+    assert record["record"][ids[0]] != "passed", (record, output[-2000:])
+    assert any("marked failed with no exception" in v or "never called its test method" in v
+               for v in record["violations"]), record["violations"]
+
+
+def test_a_unittest_pass_needs_its_method_to_have_run(tmp_path: Path) -> None:
+    """An honest unittest run still passes, subtests and skips included: the evidence is there."""
+    tests = ("import unittest\n\nimport mod\n\n\nclass T(unittest.TestCase):\n    def setUp(self):\n        mod.run()\n\n"
+             "    def test_runs(self):\n        for n in range(3):\n            with self.subTest(n=n):\n"
+             "                self.assertEqual(n, n)\n\n    @unittest.skip('no')\n    def test_other(self):\n"
+             "        self.fail()\n")
+    ids = ["tests/test_x.py::T::test_runs", "tests/test_x.py::T::test_other"]
+    record, output = judge(tmp_path, "pass", test_file=tests, ids=ids)
+    assert record is not None, output[-3000:]
+    assert record["violations"] == [], record["violations"]
+    assert record["record"] == {ids[0]: "passed", ids[1]: "skipped"}, (record, output[-2000:])

@@ -280,7 +280,7 @@ ATTACKS = {
     "item-runtest-shadowed": (ITEM_RUNTEST_SHADOW, "runtest"),
     "report-class-patched": (REPORT_CLASS_PATCH, "TestReport"),
     "hookimpl-function-partial": (HOOKIMPL_PARTIAL, "pytest_runtest_makereport"),
-    "plugin-registered-via-meta-path": (PLUGIN_FROM_META_PATH, "pytest_runtest_makereport"),
+    "plugin-registered-via-meta-path": (PLUGIN_FROM_META_PATH, "registered by code of the submission"),
     "forged-logreport": (FORGED_LOGREPORT, "pytest's own flow"),
     "unittest-and-pytest-patched": (UNITTEST_AND_BUILTINS, "assertEqual"),
     "runner-silenced": (SILENCE_THE_RUNNER, "record is missing"),
