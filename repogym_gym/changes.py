@@ -189,8 +189,8 @@ def _pytest_table(path: Path) -> object:
         if len(raw) > MAX_CARRIED_FILE_BYTES:
             return ("unreadable", f"over {MAX_CARRIED_FILE_BYTES} bytes")
         data = tomllib.loads(raw.decode("utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        return ("unreadable", str(exc))
+    except (OSError, ValueError) as exc:  # not UTF-8, not TOML, an integer past the interpreter's digit limit
+        return ("unreadable", str(exc)[:200])
     except (RecursionError, MemoryError) as exc:
         return ("unreadable", f"nested too deeply to parse ({type(exc).__name__})")
     return data.get("tool", {}).get("pytest") if isinstance(data.get("tool"), dict) else None

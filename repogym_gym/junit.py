@@ -28,7 +28,7 @@ __all__ = ["JUnitReport", "TestStatus", "parse_junit_string", "parse_junit_xml"]
 TestStatus = Literal["passed", "failed", "error", "skipped"]
 
 #: Largest report read, bytes (the code under test can write it: its size is refused, not trusted).
-MAX_REPORT_BYTES = 64 * 1024 * 1024
+MAX_REPORT_BYTES = 8 * 1024 * 1024
 
 _RANK: dict[TestStatus, int] = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
 
@@ -221,10 +221,20 @@ def _load(where: str, read: Callable[[], _Xml], root: Callable[[], ElementTree.E
     except JUnitXmlError as exc:  # its message omits the tag; re-read it (parsing succeeded)
         try:
             tag = root().tag
-        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        except Exception:  # noqa: BLE001 - only for the message: any failure reads as an unknown tag
             tag = "?"
-        raise JUnitParseError(f"{where}: root element is <{tag}>, expected <testsuites> or "
+        raise JUnitParseError(f"{where}: root element is <{_quoted(tag)}>, expected <testsuites> or "
                               "<testsuite>") from exc
+    except Exception as exc:  # noqa: BLE001 - any other parser failure (an unknown encoding name is a LookupError)
+        raise JUnitParseError(f"{where}: the JUnit report cannot be parsed ({type(exc).__name__}); it is not a "
+                              "report this grader can read") from None
+
+
+def _quoted(value: object) -> str:
+    """A value of the report for a message: at most 20 printable characters. The code under test can
+    write the report itself, so what a message quotes of it is a channel, kept narrow."""
+    text = "".join(c if " " <= c <= "~" else "?" for c in str(value))
+    return text if len(text) <= 20 else text[:17] + "..."
 
 
 def _build(xml: _Xml, where: str) -> JUnitReport:
@@ -261,7 +271,7 @@ def _keys(case: _Case, where: str) -> list[str]:
     """Keys of one testcase, canonical first, without duplicates."""
     name, classname = case.name, case.classname or ""
     if not name:
-        raise JUnitParseError(f"{where}: a <testcase> (classname={classname!r}) has no name "
+        raise JUnitParseError(f"{where}: a <testcase> (classname={_quoted(classname)!r}) has no name "
                               "attribute, so its result cannot be attributed to a test")
     keys = [_pytest_node_id(case.file, classname, name)]
     keys += [f"{classname}::{name}" if classname else None, name]

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["first_surrogate", "safe_json", "safe_text"]
+__all__ = ["first_surrogate", "safe_json", "safe_text", "short_text"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -56,3 +56,19 @@ def safe_json(value: Any) -> Any:
     if isinstance(value, tuple):
         return tuple(safe_json(v) for v in value)
     return value
+
+
+def short_text(text: str, limit: int) -> str:
+    """``text`` as printable ASCII, at most ``limit`` characters (``...`` marks a cut).
+
+    For text that code under test can choose and that reaches the agent (a violation naming a
+    function of the submission, a parser's complaint about a report the judged process wrote, a
+    crash message): a grade is an observation, so what such text carries is kept to a few hundred
+    bytes, never a hidden test file.
+
+    Example:
+        >>> short_text("caf\\u00e9\\nline two", 12)
+        'caf??line...'
+    """
+    cleaned = "".join(c if " " <= c <= "~" else "?" for c in text)
+    return cleaned if len(cleaned) <= limit else cleaned[: limit - 3] + "..."

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from repogym_gym.errors import GraderError
 from repogym_gym.graders.base import Grader, GradingContext
 from repogym_gym.results import GradeComponent
+from repogym_gym.safetext import short_text
 
 __all__ = ["CompositeGrader", "combine"]
 
@@ -79,6 +80,7 @@ class CompositeGrader:
         except GraderError as exc:
             return zero(str(exc))
         except Exception as exc:  # noqa: BLE001 - a crashing grader is infrastructure, recorded
-            message = f"grader {grader.name!r} crashed: {type(exc).__name__}: {exc}"
+            # the exception's text may quote what the submission wrote: cut short, printable only
+            message = f"grader {grader.name!r} crashed: {type(exc).__name__}: {short_text(str(exc), 300)}"
             infra_errors.append(message)
             return zero(message)

@@ -3,12 +3,22 @@
 Each declared rule is one check; ``score = 1 - violated / checks`` and ``passed`` requires no
 violation (design doc 000, "ConstraintGrader"). Two checks are always on: ``protected_files``
 (a protected file changed: the change was not carried) and ``file_types`` (a symlink, special
-or oversized file was submitted: not carried).
+or oversized file was submitted: not carried; or a changed Python file is not plain source text).
+
+The source-text rule keeps the gates measuring the text Python runs: a changed Python file must be
+UTF-8 (a ``# coding:`` cookie naming another codec, ``raw_unicode_escape`` say, makes Python read
+``\u0069mport`` as ``import`` where a pattern sees escapes, and the codec a cookie names is state
+the code under test can replace) and may hold no carriage return outside CRLF (Python ends a line
+at a lone CR, git does not, so ``max_lines_changed`` would count five lines as one). Patterns are
+matched per patch line, split at ``\n`` only (``str.splitlines`` also splits at form feeds, which
+Python reads as spaces, and the pieces lost their ``+``).
 """
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 from dataclasses import dataclass
 
 import pathspec
@@ -35,7 +45,7 @@ def added_lines(patch: str) -> dict[str, list[str]]:
     lines: dict[str, list[str]] = {}
     current: str | None = None
     in_header = False
-    for line in patch.splitlines():
+    for line in patch.split("\n"):  # git's line ends only (splitlines also splits at \x0c, \x1c-\x1e, \x85)
         if line.startswith("diff --git "):
             current, in_header = None, True
         elif in_header and line.startswith("+++ "):
@@ -45,6 +55,31 @@ def added_lines(patch: str) -> dict[str, list[str]]:
         elif not in_header and current is not None and line.startswith("+"):
             lines.setdefault(current, []).append(line[1:])
     return lines
+
+
+#: File names Python imports or runs as source.
+_PYTHON_SUFFIXES = (".py", ".pyw", ".pyi")
+_LONE_CR = re.compile(rb"\r(?!\n)")
+
+
+def _source_text(ctx: GradingContext, rel: str) -> list[str]:
+    """Why a changed Python file is not plain UTF-8 text with ``\n`` or CRLF line ends ([] if it is)."""
+    if not rel.endswith(_PYTHON_SUFFIXES):
+        return []
+    path = ctx.repo / rel
+    if not path.is_file() or path.is_symlink():
+        return []
+    data = path.read_bytes()
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:  # an unknown codec or a cookie that disagrees with a BOM
+        return [f"{rel}: its source encoding cannot be read ({str(exc)[:80]}); only UTF-8 source is graded"]
+    problems = []
+    if encoding not in ("utf-8", "utf-8-sig"):
+        problems.append(f"{rel}: declares the source encoding {encoding[:40]!r}; only UTF-8 source is graded")
+    if _LONE_CR.search(data):
+        problems.append(f"{rel}: holds a carriage return outside CRLF (Python ends a line there, git does not)")
+    return problems
 
 
 @dataclass
@@ -64,7 +99,8 @@ class ConstraintGrader:
         changes = ctx.snapshot.changes
         checks = [
             _Check("protected_files", [r.reason for r in changes.rejected if r.rule == "protected"]),
-            _Check("file_types", [r.reason for r in changes.rejected if r.rule != "protected"]),
+            _Check("file_types", [r.reason for r in changes.rejected if r.rule != "protected"]
+                   + [v for c in changes.carried if c.status != "deleted" for v in _source_text(ctx, c.path)]),
         ]
         changed = changes.files_changed()
         if spec.allowed_files is not None:

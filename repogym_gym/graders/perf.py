@@ -87,6 +87,7 @@ from repogym_gym.graders.base import GradingContext, component
 from repogym_gym.graders.perfstats import judge, perf_score, worst_case_speedup
 from repogym_gym.pyenv import command_env
 from repogym_gym.results import GradeComponent, Role
+from repogym_gym.safetext import short_text
 from repogym_gym.spec import PerfSpec
 from repogym_gym.tree import discard_tree, write_file_safely
 from repogym_gym.workspace import build_grading_copy
@@ -155,7 +156,8 @@ class PerfGrader:
         for is_candidate in (True, False) if candidate_first else (False, True):
             seconds[is_candidate], found[is_candidate] = self._run(ctx, perf, seed, candidate=is_candidate)
         if perf.output_check is not None and found[True] != found[False]:
-            raise GraderError(f"its output {found[True]!r} differs from the baseline's {found[False]!r} "
+            raise GraderError(f"its output {short_text(str(found[True]), 160)!r} differs from the baseline's "
+                              f"{short_text(str(found[False]), 160)!r} "
                               "for the same inputs: the benchmark did not do the same work")
         return seconds[False], seconds[True]
 
@@ -164,7 +166,10 @@ class PerfGrader:
         root = Path(tempfile.mkdtemp(prefix="perf-", dir=ctx.scratch))
         try:
             try:
-                build_grading_copy(ctx.task, ctx.baseline, ctx.snapshot if candidate else None, root / "repo")
+                # No hidden tests in a benchmark's copy: nothing judges this run, and what it prints
+                # is quoted in the grade, so the copy holds nothing the agent may not see.
+                build_grading_copy(ctx.task, ctx.baseline, ctx.snapshot if candidate else None, root / "repo",
+                                   hidden=False)
                 # After the submission: whatever it put at CANON_PATH (a file, a link, a directory) is replaced.
                 write_file_safely(root / "repo", CANON_PATH, _canon_source(), clear_parents=True)
             except (OSError, PathEscapeError) as exc:

@@ -59,6 +59,7 @@ from repogym_gym.errors import JUnitParseError
 from repogym_gym.junit import JUnitReport, parse_junit_xml
 from repogym_gym.paths import default_cache_dir
 from repogym_gym.results import CommandResult
+from repogym_gym.safetext import short_text
 from repogym_gym.sandbox import Sandbox, scrubbed_env
 from repogym_gym.spec import TestSpec
 from repogym_gym.tree import discard_tree
@@ -117,7 +118,7 @@ def baseline_pytest_settings(tree: Path) -> dict[str, str]:
                 continue
             parser = configparser.ConfigParser(interpolation=None)
             parser.read_string(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, configparser.Error):
+        except (OSError, ValueError, RecursionError, configparser.Error):  # ValueError: not UTF-8, not TOML
             continue
         if parser.has_section(section):
             return {k: v for k, v in parser.items(section) if k in CARRIED_INI_KEYS}
@@ -480,7 +481,9 @@ def run_tests(
     try:
         report = parse_junit_xml(junit)
     except JUnitParseError as exc:
-        return TestRun(result, None, f"no usable test report (exit code {result.exit_code}): {exc}", sentinel_id, junit)
+        # the judged process can write the report itself: what the parser says of it is cut short
+        return TestRun(result, None, f"no usable test report (exit code {result.exit_code}): {short_text(str(exc), 240)}",
+                       sentinel_id, junit)
     invalid = _check_record(spec, result, report, record, sentinel_id, canaries) if nonce else None
     passing_canaries = [c for c in canaries if report.status_of(c) in ("passed", "skipped")]
     if passing_canaries and not invalid:
@@ -495,7 +498,7 @@ def _check_record(spec: TestSpec, result: CommandResult, report: JUnitReport, re
         return "the judge's record is missing or malformed (the process was cut short, or its output was forged)"
     violations = record["violations"]
     if violations:
-        shown = "; ".join(_plain(str(v), 160) for v in violations[:3])
+        shown = "; ".join(short_text(str(v), 160) for v in violations[:3])
         more = f" (and {len(violations) - 3} more)" if len(violations) > 3 else ""
         return f"the code under test broke the judge's policy: {shown}{more}"
     if record.get("exit_code") != result.exit_code:
@@ -507,14 +510,6 @@ def _check_record(spec: TestSpec, result: CommandResult, report: JUnitReport, re
             return (f"the JUnit report says {test_id} {report.status_of(test_id)} but pytest recorded "
                     f"{outcomes.get(test_id, 'nothing')}: the report was rewritten")
     return None
-
-
-def _plain(text: str, limit: int) -> str:
-    """``text`` as printable ASCII, at most ``limit`` characters. A violation names code of the
-    submission (its file, its function's name), which the judged process chooses: the grade
-    reaches the agent, so what it carries is kept short, a channel of a few hundred bytes at most."""
-    cleaned = "".join(c if " " <= c <= "~" else "?" for c in text)
-    return cleaned if len(cleaned) <= limit else cleaned[: limit - 3] + "..."
 
 
 def _judge(spec: TestSpec, result: CommandResult, report: JUnitReport, sentinel_id: str | None) -> str | None:

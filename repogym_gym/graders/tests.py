@@ -85,7 +85,8 @@ class TestGrader:
         spec = ctx.task.spec
         # No output in the details: with hidden tests injected it would show their source, and
         # trainers that feed info back to the model would leak them.
-        details: dict[str, object] = {"exit_code": run.result.exit_code, "duration_s": round(run.result.duration_s, 3)}
+        # whole seconds: the run's duration is the one number the code under test sets freely (a timing channel)
+        details: dict[str, object] = {"exit_code": run.result.exit_code, "duration_s": float(round(run.result.duration_s))}
         if run.invalid is not None or run.report is None:
             missing: dict[str, TestOutcome] = {i: "missing" for i in spec.tests.fail_to_pass}
             details |= {"invalid": run.invalid, "fail_to_pass": missing,
