@@ -296,13 +296,14 @@ class Workspace:
 
 
 def build_grading_copy(task: Task, baseline: Baseline, snapshot: Snapshot | ChangeSet | None, repo: Path,
-                       *, hidden: bool = True) -> tuple[str, ...]:
+                       *, hidden: bool = True, hidden_tests: bool = True) -> tuple[str, ...]:
     """Make ``repo`` (which must not exist) a fresh copy of the baseline with the submission carried in.
 
     The copy is verified against the baseline manifest before anything is written (a tampered
     cache raises), then the carried changes are written (every deletion first, then the files,
     each in path order) and, with
-    ``hidden``, the hidden tests injected. ``snapshot=None`` gives the pristine baseline.
+    ``hidden``, the hidden files injected (``hidden_tests=False`` leaves out the hidden test files,
+    for a run no judge watches: a benchmark). ``snapshot=None`` gives the pristine baseline.
 
     Returns:
         The injected hidden paths.
@@ -322,7 +323,7 @@ def build_grading_copy(task: Task, baseline: Baseline, snapshot: Snapshot | Chan
             _carry(repo, change)
         except OSError as exc:  # the submission's own layout (a directory turned into a file...)
             raise PathEscapeError(f"cannot carry {change.path!r}: {exc.strerror or exc}") from None
-    return tuple(inject_hidden(task, repo)) if hidden else ()
+    return tuple(inject_hidden(task, repo, tests=hidden_tests)) if hidden else ()
 
 
 def _carry(repo: Path, change: CarriedFile) -> None:
@@ -339,11 +340,13 @@ def _carry(repo: Path, change: CarriedFile) -> None:
         write_file_safely(repo, change.path, change.data or b"", 0o755 if change.git_mode == 0o100755 else 0o644)
 
 
-def inject_hidden(task: Task, repo: Path) -> list[str]:
+def inject_hidden(task: Task, repo: Path, *, tests: bool = True) -> list[str]:
     """Copy the task's hidden files into ``repo`` (a grader-owned copy) at their relative paths.
 
     Only regular files are copied; a file or symlink standing where a hidden file's directory
-    must be is removed (never followed), so hidden tests always land inside ``repo``.
+    must be is removed (never followed), so hidden tests always land inside ``repo``. With
+    ``tests=False`` the hidden test files (those of the scored ids, and any ``test_*.py``,
+    ``*_test.py`` or ``conftest.py``) are left out: the hidden rest (a benchmark) still is copied.
 
     Returns:
         The injected relative paths.
@@ -352,9 +355,13 @@ def inject_hidden(task: Task, repo: Path) -> list[str]:
     if hidden is None:
         return []
     injected = []
+    scored = {test_id.split("::", 1)[0] for test_id in (*task.spec.tests.fail_to_pass, *task.spec.tests.pass_to_pass)}
     for path in sorted(hidden.rglob("*")):
         if path.is_file() and not path.is_symlink():
             rel = path.relative_to(hidden).as_posix()
+            if not tests and (rel in scored or path.name == "conftest.py" or
+                              (path.suffix == ".py" and (path.name.startswith("test_") or path.stem.endswith("_test")))):
+                continue
             mode = 0o755 if path.stat().st_mode & 0o111 else 0o644
             write_file_safely(repo, rel, path.read_bytes(), mode, clear_parents=True)
             injected.append(rel)

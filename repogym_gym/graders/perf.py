@@ -166,10 +166,10 @@ class PerfGrader:
         root = Path(tempfile.mkdtemp(prefix="perf-", dir=ctx.scratch))
         try:
             try:
-                # No hidden tests in a benchmark's copy: nothing judges this run, and what it prints
-                # is quoted in the grade, so the copy holds nothing the agent may not see.
+                # No hidden tests in a benchmark's copy (a hidden benchmark still is): nothing judges
+                # this run, and what it prints is quoted in the grade.
                 build_grading_copy(ctx.task, ctx.baseline, ctx.snapshot if candidate else None, root / "repo",
-                                   hidden=False)
+                                   hidden_tests=False)
                 # After the submission: whatever it put at CANON_PATH (a file, a link, a directory) is replaced.
                 write_file_safely(root / "repo", CANON_PATH, _canon_source(), clear_parents=True)
             except (OSError, PathEscapeError) as exc:
