@@ -66,3 +66,14 @@ def test_no_import_cycle_between_the_packages_and_top_level_modules() -> None:
 
     cycles = sorted({tuple(sorted((a, b))) for a, targets in edges.items() for b in targets if a in reachable(b)})
     assert cycles == []
+
+
+def test_the_readme_layout_names_every_module_and_package() -> None:
+    """A newcomer finds each concept in the module of its name: the README's Layout block lists them all."""
+    readme = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
+    block = readme.split("## Layout", 1)[1].split("```", 2)[1]
+    words = set(block.replace("/", " ").split())
+    names = {p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__"} | {
+        p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
+    missing = sorted(n for n in names if f"{n}.py" not in words and n not in words)
+    assert missing == []
