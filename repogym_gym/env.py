@@ -192,9 +192,7 @@ class RepoEnv:
         info: dict[str, Any] = {"task_id": self.task.id, "episode_id": episode_id}
         try:
             self.workspace = Workspace.create(self.task, store=self.store)
-            opener = getattr(self._sandbox, "open", None)  # a sandbox holding a container per episode (docker)
-            if opener is not None:
-                opener(self.workspace.path)
+            self._sandbox.open(self.workspace.path)  # docker: the episode's container
         except (SetupError, SourceError, WorkspaceError, SandboxError, OSError) as exc:
             self._infra_error = f"{type(exc).__name__}: {exc}"
             info["infra_error"] = self._infra_error
@@ -319,9 +317,7 @@ class RepoEnv:
     def _drop_workspace(self) -> None:
         if self.workspace is not None:
             try:
-                release = getattr(self._sandbox, "release", None)  # the episode's container, if open() made one
-                if release is not None:
-                    release(self.workspace.path)
+                self._sandbox.release(self.workspace.path)  # what open() started, if anything
             finally:
                 try:
                     self.workspace.close()

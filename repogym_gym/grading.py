@@ -69,13 +69,12 @@ def confined(sandbox: Sandbox, task: Task, cache_dir: Path | None = None) -> San
         task: The task whose secrets are hidden.
         cache_dir: The baseline cache (default :func:`~repogym_gym.paths.default_cache_dir`).
     """
-    scoped = getattr(sandbox, "scoped", None)
-    if scoped is None:
+    if not sandbox.confining:
         return sandbox
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     hide = [task.root, cache, *secret_paths(task)[1:]]
-    image = {"image": task.spec.environment.image} if task.spec.environment.image and sandbox.name == "docker" else {}
-    return scoped(hide=hide, reveal=[task_python_env(task, cache), pycache_dir(), judge_dir()], limits=task.spec.limits, **image)
+    image = {"image": task.spec.environment.image} if task.spec.environment.image and sandbox.runs_images else {}
+    return sandbox.scoped(hide=hide, reveal=[task_python_env(task, cache), pycache_dir(), judge_dir()], limits=task.spec.limits, **image)
 
 
 def task_python_env(task: Task, cache_dir: Path) -> Path:

@@ -100,7 +100,7 @@ def _answer_check(task: Task, store: BaselineStore | None, sandbox: Sandbox | No
     """The ``answer_hidden`` check, in ``sandbox`` if it confines, else in the sandbox an untrusted
     agent's episodes of the task get (its ``environment.sandbox``, else ``auto``)."""
     name = "answer_hidden"
-    owned = sandbox is None or sandbox.name == "local"
+    owned = sandbox is None or not sandbox.confining
     if owned:
         wanted = task.spec.environment.sandbox or "auto"
         try:

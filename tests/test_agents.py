@@ -158,3 +158,32 @@ def test_golden_agent_before_begin_submits() -> None:
 @pytest.mark.parametrize("agent", [NoopAgent(), GoldenAgent()], ids=["noop", "golden"])
 def test_agents_satisfy_the_agent_protocol(agent: Any) -> None:
     assert isinstance(agent, Agent)
+
+
+def test_as_agent_gives_a_duck_typed_agent_the_hooks_it_lacks() -> None:
+    """Capabilities are types: built-in agents inherit AgentBase; an agent written to the older
+    duck-typed contract is adapted in one place, its own hooks kept and the rest no-ops."""
+    from repogym_gym.agents import GoldenAgent
+    from repogym_gym.agents.base import AgentBase, as_agent
+
+    closed = []
+
+    class Minimal:
+        name = "minimal"
+
+        def begin(self, task):
+            pass
+
+        def act(self, observation, info):
+            return {"kind": "submit"}
+
+        def close(self):
+            closed.append(True)
+
+    adapted = as_agent(Minimal())
+    assert isinstance(adapted, AgentBase) and adapted.name == "minimal" and adapted.trusted is False
+    assert adapted.conversation() is None and adapted.attach(None, None) is None
+    adapted.close()
+    assert closed == [True]
+    golden = GoldenAgent()
+    assert as_agent(golden) is golden and golden.trusted is True

@@ -15,15 +15,15 @@ from repogym_gym.errors import AgentInfraError
 from repogym_gym.sandbox import warn_unconfined
 from repogym_gym.task import Task
 
-__all__ = ["Agent", "EpisodeOutcome", "run_episode"]
+__all__ = ["Agent", "AgentBase", "EpisodeOutcome", "as_agent", "run_episode"]
 
 
 @runtime_checkable
 class Agent(Protocol):
     """Something that drives an episode to its end.
 
-    Besides ``begin`` and ``act``, an agent may define any of these optional hooks, which
-    :func:`run_episode` calls when present:
+    Besides ``begin`` and ``act``, the contract has these hooks; :class:`AgentBase` gives each a
+    no-op default, and :func:`run_episode` adapts an agent that defines only some (:func:`as_agent`):
 
     - ``attach(env, deadline)``: after reset and before ``begin``; ``env`` is the (wrapped)
       Gymnasium env (``env.get_wrapper_attr("episode").workspace.path`` is the repository) and
@@ -41,6 +41,7 @@ class Agent(Protocol):
     """
 
     name: str
+    trusted: bool
 
     def begin(self, task: Task) -> None:
         """Called after reset with the episode's task."""
@@ -49,6 +50,68 @@ class Agent(Protocol):
     def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
         """The next action."""
         ...
+
+    def attach(self, env: Any, deadline: float | None) -> None:
+        """After reset, before ``begin``: the env and the ``time.monotonic()`` deadline (or None)."""
+        ...
+
+    def conversation(self) -> list[dict[str, Any]] | None:
+        """The episode as OpenAI-style chat messages, or None."""
+        ...
+
+    def close(self) -> None:
+        """Release what the agent holds; idempotent."""
+        ...
+
+
+class AgentBase:
+    """No-op defaults for the optional parts of :class:`Agent`: an agent inherits this and
+    implements ``begin`` and ``act``. Untrusted unless a subclass says otherwise."""
+
+    name = "agent"
+    trusted = False
+
+    def attach(self, env: Any, deadline: float | None) -> None:
+        return None
+
+    def conversation(self) -> list[dict[str, Any]] | None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+
+class _Adapted(AgentBase):
+    """An agent written to the older, duck-typed contract (only some hooks defined)."""
+
+    def __init__(self, agent: Any) -> None:
+        self._agent = agent
+        self.name = getattr(agent, "name", type(agent).__name__)
+        self.trusted = bool(getattr(agent, "trusted", False))
+
+    def begin(self, task: Task) -> None:
+        self._agent.begin(task)
+
+    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
+        return self._agent.act(observation, info)
+
+    def attach(self, env: Any, deadline: float | None) -> None:
+        if callable(getattr(self._agent, "attach", None)):
+            self._agent.attach(env, deadline)
+
+    def conversation(self) -> list[dict[str, Any]] | None:
+        hook = getattr(self._agent, "conversation", None)
+        return hook() if callable(hook) else None
+
+    def close(self) -> None:
+        if callable(getattr(self._agent, "close", None)):
+            self._agent.close()
+
+
+def as_agent(agent: Any) -> AgentBase:
+    """``agent`` itself if it inherits :class:`AgentBase`, else an adapter giving the hooks it lacks
+    their no-op defaults (the one place the optional hooks are looked up by name)."""
+    return agent if isinstance(agent, AgentBase) else _Adapted(agent)
 
 
 @dataclass
@@ -100,18 +163,18 @@ def run_episode(env: Any, agent: Agent, *, seed: int | None = None, options: dic
     Raises:
         AgentInfraError: when the agent's backend failed; the episode is left unfinished.
     """
+    agent = as_agent(agent)
     start = time.monotonic()
     deadline = start + time_limit_s if time_limit_s is not None else None
     obs, info = env.reset(seed=seed, options=options)
     task = env.get_wrapper_attr("task")
-    if warn_unconfined_agent and not getattr(agent, "trusted", False) and _sandbox_name(env) == "local":
-        warn_unconfined(f"agent {getattr(agent, 'name', type(agent).__name__)!r} runs in an env made with sandbox='local'")
+    if warn_unconfined_agent and not agent.trusted and _sandbox_name(env) == "local":
+        warn_unconfined(f"agent {agent.name!r} runs in an env made with sandbox='local'")
     total, steps = 0.0, 0
     terminated = truncated = timed_out = False
     agent_error = None
     try:
-        if hasattr(agent, "attach"):
-            agent.attach(env, deadline)
+        agent.attach(env, deadline)
         agent.begin(task)
         while not (terminated or truncated) and steps < max_steps:
             if deadline is not None and time.monotonic() >= deadline:

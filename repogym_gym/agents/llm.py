@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from repogym_gym.actions import tool_schema
+from repogym_gym.agents.base import AgentBase
 from repogym_gym.conversation import SYSTEM_PROMPT, tool_result_message
 from repogym_gym.errors import AgentError, AgentInfraError
 from repogym_gym.task import Task
@@ -141,7 +142,7 @@ def api_key_from_env(agent: str, api_key_env: str, base_url: str | None) -> str:
                      "server that needs no key")
 
 
-class ChatAgent:
+class ChatAgent(AgentBase):
     """An agent that plays a chat model's tool calls (see the module docstring).
 
     Args:

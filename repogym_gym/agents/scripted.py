@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from repogym_gym.actions import ActionError, action_to_dict, parse_action
+from repogym_gym.agents.base import AgentBase
 from repogym_gym.errors import AgentError
 from repogym_gym.task import Task
 
@@ -29,7 +30,7 @@ __all__ = ["ScriptedAgent"]
 SUBMIT = {"kind": "submit"}
 
 
-class ScriptedAgent:
+class ScriptedAgent(AgentBase):
     """Plays ``actions`` in order, then submits.
 
     Args:

@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from repogym_gym.agents.base import AgentBase
 from repogym_gym.errors import AgentError, AgentInfraError
 from repogym_gym.sandbox import scrubbed_env
 from repogym_gym.task import Task
@@ -46,7 +47,7 @@ PLACEHOLDERS = ("workspace", "problem_file", "task_id")
 SUBMIT = {"kind": "submit"}
 
 
-class ShellAgent:
+class ShellAgent(AgentBase):
     """Runs ``command`` once in the workspace, then submits.
 
     Args:

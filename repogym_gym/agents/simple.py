@@ -9,6 +9,7 @@ import shlex
 from collections import deque
 from typing import Any
 
+from repogym_gym.agents.base import AgentBase
 from repogym_gym.baseline import BaselineStore
 from repogym_gym.errors import PatchError
 from repogym_gym.task import Task
@@ -17,7 +18,7 @@ from repogym_gym.workspace import Workspace
 __all__ = ["GoldenAgent", "NoopAgent", "golden_actions"]
 
 
-class NoopAgent:
+class NoopAgent(AgentBase):
     """Submits the untouched repository."""
 
     name = "noop"
@@ -58,7 +59,7 @@ def golden_actions(task: Task, store: BaselineStore | None = None) -> list[dict[
     return actions + [{"kind": "submit"}]
 
 
-class GoldenAgent:
+class GoldenAgent(AgentBase):
     """Writes the golden solution through the env's own actions, then submits."""
 
     name = "golden"

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from repogym_gym.agents.base import EpisodeOutcome, run_episode
+from repogym_gym.agents.base import EpisodeOutcome, as_agent, run_episode
 from repogym_gym.agents.registry import AgentSpec
 from repogym_gym.errors import AgentInfraError
 from repogym_gym.gym import RepoGymEnv
@@ -114,10 +114,10 @@ def infra_record(job: EpisodeJob, message: str, *, attempts: int = 1, worker: st
 
 def _attempt(job: EpisodeJob, trajectory_dir: Path) -> tuple[EpisodeOutcome, list[dict[str, Any]] | None, str]:
     """One try: a fresh agent and env, one episode, both closed afterwards."""
-    agent = job.agent.build()
+    agent = as_agent(job.agent.build())
     try:
         sandbox = job.sandbox
-        if sandbox == "auto" and getattr(agent, "trusted", False):
+        if sandbox == "auto" and agent.trusted:
             # a trusted agent runs locally unless its task names a sandbox
             sandbox = resolve_task(job.task_dir).spec.environment.sandbox or "local"
         env = RepoGymEnv(task=job.task_dir, trajectory_dir=str(trajectory_dir), cache_dir=job.cache_dir, sandbox=sandbox)
@@ -125,13 +125,11 @@ def _attempt(job: EpisodeJob, trajectory_dir: Path) -> tuple[EpisodeOutcome, lis
             used = env.sandbox_name  # what its commands and grading really run in
             # run_suite warned once already about an untrusted agent run locally
             outcome = run_episode(env, agent, seed=job.seed, time_limit_s=job.time_limit_s, warn_unconfined_agent=False)
-            conversation = agent.conversation() if callable(getattr(agent, "conversation", None)) else None
+            conversation = agent.conversation()
         finally:
             env.close()
     finally:
-        close = getattr(agent, "close", None)
-        if callable(close):
-            close()
+        agent.close()
     return outcome, conversation, used
 
 

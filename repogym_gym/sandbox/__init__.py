@@ -20,10 +20,10 @@ import warnings
 from typing import Any
 
 from repogym_gym.errors import SandboxUnavailableError, UnconfinedWarning
-from repogym_gym.sandbox.base import DEFAULT_ENV_ALLOWLIST, Sandbox, scrubbed_env
+from repogym_gym.sandbox.base import DEFAULT_ENV_ALLOWLIST, Sandbox, SandboxBase, scrubbed_env
 from repogym_gym.sandbox.local import LocalSandbox
 
-__all__ = ["DEFAULT_ENV_ALLOWLIST", "LocalSandbox", "Sandbox", "default_sandbox", "make_sandbox", "scrubbed_env",
+__all__ = ["DEFAULT_ENV_ALLOWLIST", "LocalSandbox", "Sandbox", "SandboxBase", "default_sandbox", "make_sandbox", "scrubbed_env",
            "warn_unconfined"]
 
 _BACKENDS = {
@@ -51,7 +51,7 @@ def make_sandbox(name: str, **kwargs: Any) -> Sandbox:
     module_name, _, attr = target.partition(":")
     sandbox: Sandbox = getattr(importlib.import_module(module_name), attr)(**kwargs)
     if not sandbox.available():
-        reason = getattr(sandbox, "unavailable_reason", lambda: None)()
+        reason = sandbox.unavailable_reason()
         sandbox.close()  # what probing it opened (Docker: an engine connection)
         raise SandboxUnavailableError(f"sandbox {name!r} is not available on this machine" + (f": {reason}" if reason else ""))
     return sandbox

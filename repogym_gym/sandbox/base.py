@@ -6,11 +6,11 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from repogym_gym.results import CommandResult
 
-__all__ = ["DEFAULT_ENV_ALLOWLIST", "Sandbox", "scrubbed_env"]
+__all__ = ["DEFAULT_ENV_ALLOWLIST", "Sandbox", "SandboxBase", "scrubbed_env"]
 
 #: Host variables a sandboxed command may see; everything else (tokens, keys, proxies) is dropped.
 DEFAULT_ENV_ALLOWLIST = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM", "USER", "LOGNAME", "TMPDIR")
@@ -26,6 +26,10 @@ class Sandbox(Protocol):
     """
 
     name: str
+    #: Whether commands are confined (a boundary: bwrap, docker), not only guarded (local).
+    confining: bool
+    #: Whether the backend runs a task's ``environment.image`` (docker).
+    runs_images: bool
 
     def run(
         self,
@@ -49,9 +53,56 @@ class Sandbox(Protocol):
         """True when the backend can run commands on this machine."""
         ...
 
+    def unavailable_reason(self) -> str | None:
+        """Why :meth:`available` is False (what to install or start), or None."""
+        ...
+
+    def scoped(self, *, hide: Sequence[str | os.PathLike[str]] = (), reveal: Sequence[str | os.PathLike[str]] = (),
+               limits: Any = None, image: str | None = None) -> Sandbox:
+        """A sandbox like this one that also hides ``hide``, reveals ``reveal``, applies the non-None
+        fields of ``limits`` (a task's ``LimitsSpec``) and, where :attr:`runs_images`, runs ``image``;
+        a backend that confines nothing returns itself."""
+        ...
+
+    def open(self, tree: str | os.PathLike[str]) -> None:
+        """Start what an episode whose commands run in ``tree`` holds (docker: its container); idempotent."""
+        ...
+
+    def release(self, tree: str | os.PathLike[str]) -> None:
+        """Release what :meth:`open` started for ``tree``; idempotent."""
+        ...
+
     def close(self) -> None:
         """Release what the sandbox holds; idempotent."""
         ...
+
+
+class SandboxBase:
+    """The optional parts of the :class:`Sandbox` contract with no-op defaults: a backend inherits
+    this, implements :meth:`run`, and overrides what it supports."""
+
+    name = "base"
+    confining = False
+    runs_images = False
+
+    def available(self) -> bool:
+        return True
+
+    def unavailable_reason(self) -> str | None:
+        return None
+
+    def scoped(self, *, hide: Sequence[str | os.PathLike[str]] = (), reveal: Sequence[str | os.PathLike[str]] = (),
+               limits: Any = None, image: str | None = None) -> Sandbox:
+        return self  # type: ignore[return-value]  # a subclass implements run()
+
+    def open(self, tree: str | os.PathLike[str]) -> None:
+        return None
+
+    def release(self, tree: str | os.PathLike[str]) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
 
 
 def scrubbed_env(

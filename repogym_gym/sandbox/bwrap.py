@@ -71,7 +71,7 @@ from pydantic import BaseModel
 
 from repogym_gym.errors import SandboxError
 from repogym_gym.results import CommandResult
-from repogym_gym.sandbox.base import DEFAULT_ENV_ALLOWLIST, scrubbed_env
+from repogym_gym.sandbox.base import DEFAULT_ENV_ALLOWLIST, SandboxBase, scrubbed_env
 from repogym_gym.sandbox.disk import DiskWatch
 from repogym_gym.sandbox.limits import SandboxLimits, prlimit_argv
 from repogym_gym.sandbox.process import run_process
@@ -145,7 +145,7 @@ def host_sockets() -> list[str]:
     return list(dict.fromkeys(found))
 
 
-class BubblewrapSandbox:
+class BubblewrapSandbox(SandboxBase):
     """Runs each command in a fresh bubblewrap sandbox (see the module docstring).
 
     Args:
@@ -163,6 +163,7 @@ class BubblewrapSandbox:
     """
 
     name = "bwrap"
+    confining = True
 
     def __init__(
         self,
@@ -188,9 +189,11 @@ class BubblewrapSandbox:
         hide: Iterable[str | os.PathLike[str]] = (),
         reveal: Iterable[str | os.PathLike[str]] = (),
         limits: SandboxLimits | Mapping[str, Any] | BaseModel | None = None,
+        image: str | None = None,
     ) -> BubblewrapSandbox:
         """A sandbox like this one that also hides ``hide``, reveals ``reveal`` and applies the
-        non-None fields of ``limits`` (e.g. a task's :class:`~repogym_gym.spec.LimitsSpec`).
+        non-None fields of ``limits`` (e.g. a task's :class:`~repogym_gym.spec.LimitsSpec`);
+        ``image`` is ignored (bubblewrap runs the host's system directories, not images).
 
         The new sandbox shares this one's uid pool; this one is unchanged.
         """

@@ -62,7 +62,7 @@ from pydantic import BaseModel
 
 from repogym_gym.errors import SandboxError, SandboxUnavailableError
 from repogym_gym.results import CommandResult
-from repogym_gym.sandbox.base import DEFAULT_ENV_ALLOWLIST, scrubbed_env
+from repogym_gym.sandbox.base import DEFAULT_ENV_ALLOWLIST, SandboxBase, scrubbed_env
 from repogym_gym.sandbox.containers import COMMAND_UID, IDLE_UID, LABEL, PID_LABEL, Containers, container_config, real, under
 from repogym_gym.sandbox.disk import DiskWatch
 from repogym_gym.sandbox.engine import engine_url, socket_path, stream_exec
@@ -82,7 +82,7 @@ _MB = 1024 * 1024
 _probed: set[tuple[str, str]] = set()
 
 
-class DockerSandbox:
+class DockerSandbox(SandboxBase):
     """Runs commands in Docker containers (see the module docstring).
 
     Args:
@@ -103,6 +103,8 @@ class DockerSandbox:
     """
 
     name = "docker"
+    confining = True
+    runs_images = True
 
     def __init__(
         self,

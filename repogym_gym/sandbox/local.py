@@ -10,13 +10,13 @@ import os
 from collections.abc import Mapping, Sequence
 
 from repogym_gym.results import CommandResult
-from repogym_gym.sandbox.base import DEFAULT_ENV_ALLOWLIST, scrubbed_env
+from repogym_gym.sandbox.base import DEFAULT_ENV_ALLOWLIST, SandboxBase, scrubbed_env
 from repogym_gym.sandbox.process import run_process
 
 __all__ = ["LocalSandbox"]
 
 
-class LocalSandbox:
+class LocalSandbox(SandboxBase):
     """Runs commands as subprocesses of this process.
 
     Args:
