@@ -83,6 +83,8 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         named = misnamed(node_id, code, classes)
         if named:
             return named
+        if _any(c is state["codes"]["testcase_type"] for c in classes) and _type(item) is not state["codes"]["item_types"][1]:
+            return f"{node_id}: a unittest case collected as a {name_of(item)}, not as pytest's unittest item"
         keep.append(item)
         items[_id(item)] = [item, node_id, function, chain_state(chain), False, classes, test_inputs(item), None,
                             _frozenset(d for d in direct if _type(d) is _str), chain]
@@ -174,6 +176,7 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
             codes[key] = {_id(c): c for c in value} if key.endswith(("_callers", "_readers")) else value
         state["codes"] = codes
         state["plugins"] = {}  # id -> every plugin announced as it was registered (by pytest, the runner, the grader)
+        state["made"] = {}  # id(HookImpl) -> (impl, hook name) for every implementation pluggy's register made
         state["judged_ident"] = _get_ident()  # the thread pytest runs in: every later runner event comes from it
         compile_grader_files()
         return None
@@ -202,7 +205,8 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         if _type(manager) is not codes["plugin_manager_type"]:
             return "the session's config or plugin manager is not pytest's"
         callers = [c for c in _list(_instance_dict(relay, "__dict__").values()) if _type(c) is codes["hook_caller_type"]]
-        state["instances"] = [session, config, manager, relay, *callers]
+        # os.environ too: pytest writes PYTEST_CURRENT_TEST through its encode functions on every phase
+        state["instances"] = [session, config, manager, relay, *callers, codes["environ"]]
         keep.extend(state["instances"])
         hook_impls(None)  # every implementation of every hook, once, as collection ends
         state["impls"] = hook_impls(watched_hooks)
@@ -367,6 +371,7 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         if state["current"] is None:
             return None
         state["raised"], state["clean"], state["method_ran"], state["part_raised"] = False, False, False, False
+        state["func_ran"], state["pyfunc_obj"] = False, None
         bound = items[_id(state["item"])]
         if item is not state["item"] or plain_function(_instance_dict(item, "__dict__").get("_obj")) is not bound[2]:
             violate(f"{bound[1]}: the function called is not the one collected")
@@ -396,6 +401,24 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
             return f"{state['current']}: its call ended twice or for another item"
         state["phases"].append("returned")
         state["clean"] = clean is True and not state.get("raised")
+        return None
+
+    def on_pyfunc(args, caller, returned):
+        """pytest's ``pytest_pyfunc_call`` (the runner's wrapper of it) is about to call, or has called,
+        a plain test's function: the function must be the bound item's own, and its return is the
+        evidence a plain test's pass needs."""
+        item, function = args
+        if state["current"] is None or item is not state["item"]:
+            return None
+        bound = items[_id(item)]
+        if submission_frame(caller) is not None:
+            return f"{bound[1]}: pytest's pyfunc call was reached from code of the submission"
+        if not returned:
+            if plain_function(function) is not bound[2] or function is not _instance_dict(item, "__dict__").get("_obj"):
+                return f"{bound[1]}: the function pytest was about to call is not the one collected"
+            state["pyfunc_obj"] = function
+        elif function is state.get("pyfunc_obj") and function is not None:
+            state["func_ran"] = True
         return None
 
     def on_method(case, method, caller):
@@ -462,6 +485,11 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
                     and needs_method_evidence(bound):
                 violate(f"{bound[1]}: reported passed, but unittest never called its test method")
                 outcome = "failed"
+            elif _type(state["item"]) is state["codes"]["item_types"][0] and not state.get("func_ran"):
+                violate(f"{bound[1]}: reported passed, but pytest never called its test function")
+                outcome = "failed"
+            if plain_function(_instance_dict(state["item"], "__dict__").get("_obj")) is not bound[2]:
+                violate(f"{bound[1]}: its item's function is not the one collected")
             if chain_state(bound[9]) != bound[3]:
                 violate(f"{bound[1]}: its function's code, defaults, closure or attributes changed")
             check_verdict_path(bound[9][-1].__globals__, bound[5])
@@ -524,6 +552,19 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
             return None
         if op == "method":  # unittest's _callTestMethod returned: the test method ran
             return on_method(args[0], args[1], caller) if _len(args) == 2 else "a method event without the case and the method"
+        if op == "registered":  # what pluggy's register made: the only hook implementations that count
+            if _get_ident() != state["judged_ident"] or submission_frame(caller) is not None or _len(args) != 2 \
+                    or _type(args[1]) is not _list:
+                return "a pytest plugin was registered by code of the submission (or from another thread)"
+            for row in args[1]:
+                if _type(row) is _tuple and _len(row) == 2 and _type(row[0]) is _str:
+                    keep.append(row[1])
+                    state["made"][_id(row[1])] = (row[1], row[0])
+            return None
+        if op == "pyfunc":  # pytest is about to call a plain test's function
+            return on_pyfunc(args, caller, False) if _len(args) == 2 else "a pyfunc event without the item and function"
+        if op == "pyfunc_returned":
+            return on_pyfunc(args, caller, True) if _len(args) == 2 else "a pyfunc event without the item and function"
         if op == "register":  # pluggy's register: a plugin is pytest's, the runner's or the grader's
             if _get_ident() != state["judged_ident"] or submission_frame(caller) is not None:
                 return "a pytest plugin was registered by code of the submission (or from another thread)"

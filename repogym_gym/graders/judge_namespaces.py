@@ -290,17 +290,21 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
                     return True
         return False
 
-    def own_impl(impl, function):
-        """Whether ``impl`` belongs to a plugin announced when it was registered (by pytest, the
-        runner or grader code: :func:`judge_ledger` refuses the submission's) and is its own."""
+    def own_impl(impl, function, name):
+        """Whether ``impl`` is one pluggy's ``register`` made for hook ``name`` (announced to the
+        policy as it returned, for a plugin pytest, the runner or grader code registered:
+        :func:`judge_ledger` refuses the submission's) and its function is the plugin's own."""
         seen = owned.get(_id(impl))
-        if seen is not None and seen[0] is impl and seen[1] is function:
+        if seen is not None and seen[0] is impl and seen[1] is function and seen[2] == name:
             return True
+        made = (state.get("made") or {}).get(_id(impl))
+        if made is None or made[0] is not impl or made[1] != name:
+            return False
         plugin = state["codes"]["plugin_of"](impl)
         plugins = state.get("plugins")
         if plugins is None or plugins.get(_id(plugin)) is not plugin or not owns(plugin, function):
             return False
-        owned[_id(impl)] = (impl, function)
+        owned[_id(impl)] = (impl, function, name)
         return True
 
     def hook_impls(names):
@@ -331,7 +335,7 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
                     found = plain.__code__.co_filename if plain is not None else f"a {name_of(function)}"
                     violate(f"an implementation of {key_text(name)} is not pytest's, a plugin's or a verified "
                             f"conftest's ({found})")
-                elif not own_impl(impl, function):
+                elif not own_impl(impl, function, name):
                     violate(f"an implementation of {key_text(name)} is not the own of a plugin that pytest, the runner "
                             "or the grader registered")
                 functions.append(_id(function))

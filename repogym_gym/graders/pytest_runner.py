@@ -171,9 +171,11 @@ def _init(plugin_class):
         "function_of": vars(pluggy.HookImpl)["function"].__get__,
         "plugin_of": vars(pluggy.HookImpl)["plugin"].__get__,
         "unittest_call_method": vars(sys.modules["unittest.case"].TestCase)["_callTestMethod"],
+        "testcase_type": sys.modules["unittest.case"].TestCase,
+        "environ": os.environ,
     }
     runner = _codes_of([{"main": main, "_Judge": plugin_class, "_patched": _patched, "_wrap_unittest": _wrap_unittest,
-                         "_registering": _registering,
+                         "_registering": _registering, "_wrap_pyfunc_call": _wrap_pyfunc_call,
                          "_direct_params": _direct_params, "_forget_last_exception": _forget_last_exception}])
     _audit("repogym.judge", "init", runner, _codes_of(pluggy_namespaces), pytest_codes, _roots(_SELECTION["tree"]))
 
@@ -254,7 +256,12 @@ def _registering(original):
 
     def register(self, plugin, name=None):
         _audit("repogym.judge", "register", plugin)
-        return original(self, plugin, name)
+        result = original(self, plugin, name)
+        # the implementations pluggy itself made for this plugin, each with its hook's name: no other counts
+        made = [(caller.name, impl) for caller in (self.get_hookcallers(plugin) or ())
+                for impl in caller.get_hookimpls() if impl.plugin is plugin]
+        _audit("repogym.judge", "registered", plugin, made)
+        return result
 
     register.__name__, register.__qualname__, register.__doc__ = original.__name__, original.__qualname__, original.__doc__
     return register
@@ -264,6 +271,27 @@ def _wrap_register():
     import pluggy
 
     pluggy.PluginManager.register = _registering(pluggy.PluginManager.register)
+
+
+def _wrap_pyfunc_call():
+    """pytest's ``pytest_pyfunc_call`` (the one that calls a plain test function), telling the policy
+    which function it is about to call and that it returned: the evidence a plain test's pass needs
+    (an implementation of the hook that answers first, or an ``item._obj`` swapped after the call
+    began, leaves none). Installed before pytest registers its own plugins, so pluggy holds this."""
+    import _pytest.python
+
+    original = _pytest.python.pytest_pyfunc_call
+
+    def pytest_pyfunc_call(pyfuncitem):
+        testfunction = pyfuncitem.obj
+        _audit("repogym.judge", "pyfunc", pyfuncitem, testfunction)
+        result = original(pyfuncitem)
+        _audit("repogym.judge", "pyfunc_returned", pyfuncitem, testfunction)
+        return result
+
+    pytest_pyfunc_call.__dict__.update(original.__dict__)  # pytest's hookimpl marker (trylast)
+    pytest_pyfunc_call.__module__, pytest_pyfunc_call.__doc__ = original.__module__, original.__doc__
+    _pytest.python.pytest_pyfunc_call = pytest_pyfunc_call
 
 
 _SELECTION = {}
@@ -361,6 +389,7 @@ def main():
     _wrap_monkeypatch()
     _wrap_unittest()
     _wrap_register()
+    _wrap_pyfunc_call()
 
     def judged():
         _init(_Judge)

@@ -113,3 +113,59 @@ def test_a_unittest_outcome_cleared_in_silence_scores_zero(start: Start, make_ta
     result = submit(env)
     assert_unearned_zero(result)
     assert result.info["grade"]["fail_to_pass"][f2p[0]] != "passed"
+
+
+# --- round 8 (against 02e9995): the same property from other sides ---------------------------------
+#
+# - a HookImpl made by hand (``HookCaller._add_hookimpl``, no register call) whose plugin is a module
+#   pytest registered (``_pytest.tmpdir``) and whose function is that module's own ``get_user`` (no
+#   arguments, returns $LOGNAME): "its registered plugin's own", as pytest_pyfunc_call (firstresult):
+#   1.0 on pagination, toolz, tabulate;
+# - the same, with ``_pytest.unittest.TestCaseFunction`` made pytest's plain ``Function`` during
+#   collection, so unittest methods were plain items needing no method evidence: 1.0 on jmespath and
+#   more-itertools;
+# - no plugin at all: ``os.environ.encodevalue`` (an instance attribute of a trusted object) made a
+#   submission function, so pytest's own PYTEST_CURRENT_TEST writes ran it on the judged thread
+#   after the call check, to swap ``item._obj`` for a no-op and back at teardown: 1.0 everywhere,
+#   quality 1.0 on the refactor task.
+#
+# The properties now: only HookImpls pluggy's register made (announced as it returns, with their
+# hook's name) count; a plain test's pass needs evidence that pytest's pytest_pyfunc_call called the
+# bound function and it returned; a unittest case must be collected as pytest's unittest item;
+# os.environ is one of pytest's objects whose instance attributes may not run submission code.
+
+ROUND8 = {
+    "a hand-made HookImpl of a module pytest registered": ("trusted_module_impl.py", "is not the own of a plugin"),
+    "item._obj swapped from os.environ's encode function during the call": ("obj_swap_in_call.py", "were rewired"),
+}
+
+
+@pytest.mark.parametrize("case", list(ROUND8))
+@attack(G, "trusted hook functions of pytest's own plugins, item._obj swapped mid-call", local="score 0",
+        confining="score 0")
+def test_the_eighth_rounds_attacks_score_zero(start: Start, pagination: Task, case: str) -> None:
+    name, named = ROUND8[case]
+    env = start(pagination)
+    write(env, INIT, (pagination.root / "repo" / INIT).read_text() + "\n\n" + (PAYLOADS.with_name("round8") / name).read_text())
+    result = submit(env)
+    assert_unearned_zero(result)
+    invalid = str(component(result, "tests")["details"].get("invalid") or "")
+    assert named in invalid, invalid
+
+
+@attack(G, "unittest cases collected as plain test functions", local="score 0", confining="score 0")
+def test_unittest_cases_collected_as_plain_functions_score_zero(start: Start, make_task) -> None:
+    f2p = ["tests/test_calc.py::TestCalc::test_add"]
+    task = make_task(files={"tests/test_calc.py": UNITTEST_TESTS}, hidden={"tests/test_calc_hidden.py": "\n"},
+                     tests={"command": "python -m pytest -q --junitxml={junit} tests", "fail_to_pass": f2p,
+                            "pass_to_pass": ["tests/test_calc.py::TestCalc::test_sub",
+                                             "tests/test_calc.py::TestCalc::test_sub_zero"]})
+    env = start(task)
+    payload = (PAYLOADS.with_name("round8") / "unittest_as_function.py").read_text()
+    write(env, "calc/__init__.py", CALC_SOURCE_FOR_ROUND8 + "\n\n" + payload)
+    result = submit(env)
+    assert_unearned_zero(result)
+    assert result.info["grade"]["fail_to_pass"][f2p[0]] != "passed"
+
+
+CALC_SOURCE_FOR_ROUND8 = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n"
