@@ -29,7 +29,12 @@ adds nothing to the enclosing function, except its decorators and default values
 enclosing function evaluates. A lambda's length is its lines, like a ``def``'s: a module-level
 ``quote = lambda ...: (...)`` spread over 20 lines is a 20-line function named ``<lambda>``.
 Statements in the body of a class defined inside a function run as part of that function and
-count for it; module-level and class-level code outside any function is not measured.
+count for it; module-level and class-level code outside any function is not measured, except a
+generator expression or comprehension there: it is a scope of its own that can run again (a
+module-level generator whose element expression is a whole function body, driven by ``next()``
+from a 3-line ``def``, was a fake refactor), so it is measured as a function named
+``<genexpr>``, ``<listcomp>``, ``<setcomp>`` or ``<dictcomp>``. Inside a function it counts for
+that function, as before.
 """
 
 from __future__ import annotations
@@ -55,7 +60,11 @@ MAX_SOURCE_BYTES = 20 * 1024 * 1024
 _READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
-_Function = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+#: Scopes Python runs as code objects of their own; outside any function they are measured as one
+#: (a module-level generator expression runs its element again on every ``next()``).
+_COMPREHENSIONS = {ast.GeneratorExp: "<genexpr>", ast.ListComp: "<listcomp>", ast.SetComp: "<setcomp>",
+                   ast.DictComp: "<dictcomp>"}
+_Function = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.GeneratorExp | ast.ListComp | ast.SetComp | ast.DictComp
 _ONE_POINT = (
     ast.If,
     ast.For,
@@ -273,6 +282,12 @@ def _functions(tree: ast.AST) -> Iterator[tuple[str, _Function]]:
     stack: list[tuple[ast.AST, str]] = [(child, "") for child in reversed(list(ast.iter_child_nodes(tree)))]
     while stack:
         node, prefix = stack.pop()
+        if type(node) in _COMPREHENSIONS and not prefix.endswith(".<locals>."):  # outside any function
+            name = _COMPREHENSIONS[type(node)]
+            yield prefix + name, node
+            inner = f"{prefix}{name}.<locals>."  # what it holds belongs to it (its lambdas are functions)
+            stack.extend((child, inner) for child in reversed(list(ast.iter_child_nodes(node))))
+            continue
         if isinstance(node, _FUNCTIONS):
             name = "<lambda>" if isinstance(node, ast.Lambda) else node.name
             yield prefix + name, node
@@ -291,7 +306,10 @@ def _functions(tree: ast.AST) -> Iterator[tuple[str, _Function]]:
 
 def _own_nodes(function: _Function) -> Iterator[ast.AST]:
     """Yields the nodes that run as ``function``'s own code; nested bodies are skipped."""
-    stack: list[ast.AST] = [function.body] if isinstance(function, ast.Lambda) else list(function.body)
+    if type(function) in _COMPREHENSIONS:
+        stack: list[ast.AST] = list(ast.iter_child_nodes(function))
+    else:
+        stack = [function.body] if isinstance(function, ast.Lambda) else list(function.body)
     while stack:
         node = stack.pop()
         yield node

@@ -214,8 +214,18 @@ def test_class_body_inside_function_counts_for_that_function() -> None:
 
 
 def test_module_and_class_level_code_is_not_measured() -> None:
-    source = "if True:\n    x = [y for y in range(3)]\nclass C:\n    z = 1 if x else 2\n"
+    source = "if True:\n    x = y = 3\nclass C:\n    z = 1 if x else 2\n"
     assert function_metrics(source) == []
+
+
+def test_a_comprehension_outside_any_function_is_a_function() -> None:
+    """Eighth red-team round: a module-level generator expression held the original 75-line,
+    complexity-26 ``quote()`` as its element, driven by ``next()`` from a 14-line ``def``: quality 1.0
+    on shipping-quote-refactor. A comprehension outside any function is a scope that can run again."""
+    source = ("_ARGS = []\n_G = ((1 if a else 2 if b else 3)\n      for a, b in iter(_ARGS.pop, None))\n"
+              "class C:\n    L = [y for y in range(3) if y]\n\ndef f(a):\n    return [x for x in a if x]\n")
+    got = {m.qualname: (m.length, m.complexity) for m in function_metrics(source)}
+    assert got == {"<genexpr>": (2, 4), "C.<listcomp>": (1, 3), "f": (2, 3)}
 
 
 def test_async_def_and_async_for_are_measured() -> None:

@@ -13,6 +13,8 @@ keeps the original's complexity, 26 > 8, and fits in 21 lines: score 0.5).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from repogym_gym.env import RepoEnv, StepResult
@@ -224,3 +226,23 @@ def test_the_original_that_rewrites_itself_during_the_tests_scores_0(start: Star
     assert_unearned_zero(result)
     violations = quality_of(result)["details"]["violations"]
     assert violations["max_cyclomatic_complexity"] == [f"{RATES}:13 quote: 26 complexity > 8"], violations
+
+
+# -- 6. the original logic as the element of a module-level generator expression --------------------------
+
+GENEXP_RATES = (Path(__file__).with_name("round8") / "genexp_rates.py.txt").read_text()
+
+
+@attack(G, "original logic as a module-level generator expression driven by next() (round 8)",
+        local="score 0 (measured: <genexpr> complexity > 8)", confining="score 0 (measured: <genexpr> complexity > 8)")
+def test_the_original_as_a_module_level_generator_is_measured(start: Start, refactor: Task) -> None:
+    """A comprehension outside any function is a scope that runs again: measured as a function.
+    The eighth round's rates.py scored 1.0 (quality 1.0) with its ``quote()`` 14 lines long."""
+    env = start(refactor)
+    write(env, RATES, GENEXP_RATES)
+    behaviour_holds(env)
+    result = submit(env)
+    assert result.info.get("infra_error") is None and result.info["passed"] is False
+    assert result.reward < 1.0, result.observation.text
+    quality = component(result, "quality")
+    assert any("<genexpr>" in v for v in quality["details"]["violations"]["max_cyclomatic_complexity"]), quality
