@@ -100,19 +100,25 @@ def sub(a, b):
 """
 
 
+UNITTEST_F2P = "tests/test_calc.py::TestCalc::test_add"
+
+
+def unittest_task(make_task) -> Task:  # noqa: ANN001 - the conftest's factory
+    """The tiny task with its tests as a unittest case whose setUp calls the code under test."""
+    return make_task(files={"tests/test_calc.py": UNITTEST_TESTS}, hidden={"tests/test_calc_hidden.py": "\n"},
+                     tests={"command": "python -m pytest -q --junitxml={junit} tests", "fail_to_pass": [UNITTEST_F2P],
+                            "pass_to_pass": ["tests/test_calc.py::TestCalc::test_sub",
+                                             "tests/test_calc.py::TestCalc::test_sub_zero"]})
+
+
 @attack(G, "a unittest outcome set to failure without an exception from code setUp calls",
         local="score 0", confining="score 0")
 def test_a_unittest_outcome_cleared_in_silence_scores_zero(start: Start, make_task) -> None:
-    f2p = ["tests/test_calc.py::TestCalc::test_add"]
-    task = make_task(files={"tests/test_calc.py": UNITTEST_TESTS}, hidden={"tests/test_calc_hidden.py": "\n"},
-                     tests={"command": "python -m pytest -q --junitxml={junit} tests", "fail_to_pass": f2p,
-                            "pass_to_pass": ["tests/test_calc.py::TestCalc::test_sub",
-                                             "tests/test_calc.py::TestCalc::test_sub_zero"]})
-    env = start(task)
+    env = start(unittest_task(make_task))
     write(env, "calc/__init__.py", OUTCOME_CLEARED)
     result = submit(env)
     assert_unearned_zero(result)
-    assert result.info["grade"]["fail_to_pass"][f2p[0]] != "passed"
+    assert result.info["grade"]["fail_to_pass"][UNITTEST_F2P] != "passed"
 
 
 # --- round 8 (against 02e9995): the same property from other sides ---------------------------------
@@ -155,17 +161,12 @@ def test_the_eighth_rounds_attacks_score_zero(start: Start, pagination: Task, ca
 
 @attack(G, "unittest cases collected as plain test functions", local="score 0", confining="score 0")
 def test_unittest_cases_collected_as_plain_functions_score_zero(start: Start, make_task) -> None:
-    f2p = ["tests/test_calc.py::TestCalc::test_add"]
-    task = make_task(files={"tests/test_calc.py": UNITTEST_TESTS}, hidden={"tests/test_calc_hidden.py": "\n"},
-                     tests={"command": "python -m pytest -q --junitxml={junit} tests", "fail_to_pass": f2p,
-                            "pass_to_pass": ["tests/test_calc.py::TestCalc::test_sub",
-                                             "tests/test_calc.py::TestCalc::test_sub_zero"]})
-    env = start(task)
+    env = start(unittest_task(make_task))
     payload = (PAYLOADS.with_name("round8") / "unittest_as_function.py").read_text()
     write(env, "calc/__init__.py", CALC_SOURCE_FOR_ROUND8 + "\n\n" + payload)
     result = submit(env)
     assert_unearned_zero(result)
-    assert result.info["grade"]["fail_to_pass"][f2p[0]] != "passed"
+    assert result.info["grade"]["fail_to_pass"][UNITTEST_F2P] != "passed"
 
 
 CALC_SOURCE_FOR_ROUND8 = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n"
