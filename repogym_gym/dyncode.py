@@ -42,6 +42,11 @@ reference                                        why
 ``subprocess``, ``pty``, ``os.system``,          start another process, such as an interpreter
 ``os.popen``, ``os.exec*``, ``os.spawn*``,       running an unmeasured file
 ``os.posix_spawn*``
+``sys.modules``, ``reload``                      drop or reload a module, so importing it again
+                                                 reruns its top-level code (unmeasured) per call
+``get_type_hints``, ``get_annotations``,         evaluate annotations held as strings (``from
+``ForwardRef``, ``_evaluate``, ``eval_str``,     __future__ import annotations``, a string
+``__annotations__``                              annotation): source text run on demand
 ===============================================  =============================================
 
 A string anywhere that is exactly one of the dunder names or import-system module names above
@@ -85,6 +90,9 @@ _ATTRIBUTES = {
     **dict.fromkeys(["FunctionType", "LambdaType", "CodeType", "__code__", "co_code", "f_code", "gi_code", "cr_code",
                      "ag_code", "f_builtins", "__globals__", "__subclasses__"], _CODE_OBJECTS),
     **dict.fromkeys(["get_objects", "get_referrers", "get_referents"], "reaches any live object without naming it"),
+    "reload": "reloads a module, so its top-level code (never measured) runs again",
+    **dict.fromkeys(["get_type_hints", "get_annotations", "ForwardRef", "_evaluate", "eval_str", "__annotations__"],
+                    "evaluates annotations held as strings: source text run on demand"),
     **dict.fromkeys(["execl", "execle", "execlp", "execlpe", "execv", "execve", "execvp", "execvpe", "spawnl", "spawnle",
                      "spawnlp", "spawnlpe", "spawnv", "spawnve", "spawnvp", "spawnvpe", "posix_spawn", "posix_spawnp",
                      "startfile"], _PROCESS),
@@ -92,6 +100,8 @@ _ATTRIBUTES = {
 #: Attributes that are references only on the os module (``platform.system()`` is not one).
 _OS_ATTRIBUTES = {"system": _PROCESS, "popen": _PROCESS}
 _OS_MODULES = {"os", "posix", "nt"}
+#: Attributes that are references only on the sys module.
+_SYS_ATTRIBUTES = {"modules": "drops a module so importing it again reruns its top-level code (never measured)"}
 #: Modules (by top-level name) whose import is a reference.
 _MODULES = {
     "builtins": _NAMES["__builtins__"],
@@ -127,6 +137,8 @@ def dynamic_code(tree: ast.AST, path: str) -> list[str]:
     """
     os_names = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
                 for alias in node.names if alias.name in _OS_MODULES}
+    sys_names = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
+                 for alias in node.names if alias.name == "sys"}
     found: list[tuple[int, int, str, str]] = []
 
     def add(node: ast.AST, reference: str, why: str) -> None:
@@ -142,6 +154,10 @@ def dynamic_code(tree: ast.AST, path: str) -> list[str]:
             top = (node.module or "").split(".")[0]
             if node.level == 0 and top in _MODULES:
                 add(node, node.module or top, _MODULES[top])
+            elif node.level == 0 and top == "sys":
+                for alias in node.names:
+                    if alias.name in _SYS_ATTRIBUTES:
+                        add(node, f"sys.{alias.name}", _SYS_ATTRIBUTES[alias.name])
             elif node.level == 0 and top in _OS_MODULES:
                 for alias in node.names:
                     why = _OS_ATTRIBUTES.get(alias.name) or _ATTRIBUTES.get(alias.name)
@@ -152,11 +168,15 @@ def dynamic_code(tree: ast.AST, path: str) -> list[str]:
                     add(node, alias.name, _ATTRIBUTES[alias.name])
         elif isinstance(node, ast.Name) and node.id in _NAMES and not isinstance(node.ctx, ast.Store):
             add(node, node.id, _NAMES[node.id])
+        elif isinstance(node, ast.Name) and node.id == "__annotations__":  # read or written: annotations as data
+            add(node, node.id, _ATTRIBUTES[node.id])
         elif isinstance(node, ast.Attribute):
             if node.attr in _ATTRIBUTES:
                 add(node, node.attr, _ATTRIBUTES[node.attr])
             elif node.attr in _OS_ATTRIBUTES and isinstance(node.value, ast.Name) and node.value.id in os_names:
                 add(node, f"{node.value.id}.{node.attr}", _OS_ATTRIBUTES[node.attr])
+            elif node.attr in _SYS_ATTRIBUTES and isinstance(node.value, ast.Name) and node.value.id in sys_names:
+                add(node, f"{node.value.id}.{node.attr}", _SYS_ATTRIBUTES[node.attr])
         elif isinstance(node, ast.Constant) and type(node.value) is str and node.value in _ANYWHERE:
             add(node, repr(node.value), _WHY[node.value])
         if isinstance(node, ast.Call) and _called_name(node.func) in _LOOKUPS:

@@ -25,8 +25,8 @@ a nested ``def`` or ``lambda``               0: measured as a function of its ow
 ===========================================  ===========================================
 
 A nested function (a ``def``, a ``lambda``, or a method of a class defined inside a function)
-adds nothing to the enclosing function, except its decorators and default values, which the
-enclosing function evaluates. A lambda's length is its lines, like a ``def``'s: a module-level
+adds nothing to the enclosing function, except its decorators, default values and annotations,
+which the enclosing function evaluates. A lambda's length is its lines, like a ``def``'s: a module-level
 ``quote = lambda ...: (...)`` spread over 20 lines is a 20-line function named ``<lambda>``.
 Statements in the body of a class defined inside a function run as part of that function and
 count for it; module-level and class-level code outside any function is not measured, except a
@@ -316,6 +316,13 @@ def _own_nodes(function: _Function) -> Iterator[ast.AST]:
         if isinstance(node, _FUNCTIONS):  # only what the enclosing function evaluates
             if not isinstance(node, ast.Lambda):
                 stack.extend(node.decorator_list)
+                # annotations too: without the __future__ import each is evaluated whenever the
+                # enclosing function runs (a nested def's annotation held a whole function body)
+                arguments = node.args
+                stack.extend(a.annotation for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                                                    arguments.vararg, arguments.kwarg) if a is not None and a.annotation)
+                if node.returns is not None:
+                    stack.append(node.returns)
             stack.extend(node.args.defaults)
             stack.extend(default for default in node.args.kw_defaults if default is not None)
         else:

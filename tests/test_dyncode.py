@@ -56,7 +56,14 @@ def references(source: str) -> list[str]:
         ("run = getattr(b, name='eval')\n", ["1: `'eval'`"]),
         ("import operator\nf = operator.attrgetter('__code__')(g)\n", ["2: `'__code__'`"]),
         ("run = globals()['__builtins__']['exec']\n", ["1: `'__builtins__'`", "1: `'exec'`"]),
-        ("import sys\nm = sys.modules['importlib']\n", ["2: `'importlib'`"]),
+        ("import sys\nm = sys.modules['importlib']\n", ["2: `sys.modules`", "2: `'importlib'`"]),
+        # ninth round: a module dropped and imported again reruns its (unmeasured) top-level code per call
+        ("import sys as s\ns.modules.pop('pkg._body', None)\n", ["2: `s.modules`"]),
+        ("from sys import modules\n", ["1: `sys.modules`"]),
+        ("import importlib\n", ["1: `importlib`"]),
+        # ninth round: annotations held as strings, evaluated per call
+        ("import typing\nhints = typing.get_type_hints(f)\n", ["2: `get_type_hints`"]),
+        ("class R:\n    __annotations__ = {'a': 'x if y else z'}\n", ["2: `__annotations__`"]),
         ("NAME = 'runpy'\n", ["1: `'runpy'`"]),
     ],
 )

@@ -13,6 +13,7 @@ keeps the original's complexity, 26 > 8, and fits in 21 lines: score 0.5).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -246,3 +247,29 @@ def test_the_original_as_a_module_level_generator_is_measured(start: Start, refa
     assert result.reward < 1.0, result.observation.text
     quality = component(result, "quality")
     assert any("<genexpr>" in v for v in quality["details"]["violations"]["max_cyclomatic_complexity"]), quality
+
+
+# -- 7. ninth round: the original run per call through top-level code or annotations ---------------------
+
+ROUND9 = {  # each a set of files the red team wrote (tests/redteam/round9/<name>.json: path -> content)
+    "a module dropped from sys.modules and imported again on every call": ("reimport", "sys.modules"),
+    "a top-level def's string annotation evaluated by typing.get_type_hints": ("annotation", "get_type_hints"),
+    "a class's __annotations__ read from a .txt file, evaluated per call": ("forwardref_data", "__annotations__"),
+    "a nested def's annotation (evaluated whenever quote runs)": ("nested_annotation", "complexity > 8"),
+}
+
+
+@pytest.mark.parametrize("case", list(ROUND9))
+@attack(G, "original logic run per call from top-level code or annotations (round 9)",
+        local="quality 0 with the reason", confining="quality 0 with the reason")
+def test_the_original_run_from_top_level_code_or_annotations_is_refused(start: Start, refactor: Task, case: str) -> None:
+    name, reason = ROUND9[case]
+    files = json.loads((Path(__file__).with_name("round9") / f"{name}.json").read_text())
+    env = start(refactor)
+    for path, content in files.items():
+        write(env, path, content)
+    behaviour_holds(env)
+    result = submit(env)
+    assert result.info.get("infra_error") is None and result.info["passed"] is False
+    assert result.reward < 1.0, result.observation.text
+    assert any(reason in m for m in component(result, "quality")["messages"]), component(result, "quality")
