@@ -56,7 +56,8 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
             names = _frozenset(k for c in _class_mro(t) for k, v in _list(_class_dict(c).items())
                                if _type(v) is _FunctionType or _type(v) is _classmethod or _type(v) is _staticmethod)
             method_names[_id(t)] = names
-        return [k for k in _list(_instance_dict(obj, "__dict__")) if k in names]
+        # a key that is not exactly a str (a subclass whose __eq__ runs on every lookup) hides anything
+        return [k for k in _list(_instance_dict(obj, "__dict__")) if _type(k) is not _str or k in names]
 
     def scored(node_id):
         return node_id in scored_ids or node_id.split("::", 1)[0] in scored_files
@@ -270,8 +271,15 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
                         rows.append("_conftest_plugins")
                         break
             for key, value in _list(_instance_dict(obj, "__dict__").items()):
-                if _callable(value) and foreign(value):
+                if _type(key) is not _str or (_callable(value) and foreign(value)):
                     rows.append(key_text(key))
+            if obj is codes["environ"]:  # pytest writes PYTEST_CURRENT_TEST through these on every phase
+                local = _instance_dict(obj, "__dict__")
+                if _type(local.get("_data")) is not _dict:
+                    rows.append("_data")
+                for name, original in _list(codes["environ_parts"].items()):
+                    if local.get(name) is not original:
+                        rows.append(name)
             rows.extend(_map(key_text, shadowed(obj)))
         return rows
 
@@ -337,9 +345,21 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
             if _type(funcs) is not _dict:
                 violate(f"{bound[1]}: its test case's type-equality functions are a {name_of(funcs)}")
                 return
-            for value in _list(funcs.values()):
+            defaults = state["codes"]["type_equality_defaults"]
+            for key, value in _list(funcs.items()):
+                if _type(value) is _str:  # a name is a method of the case: only unittest's own, for its own type
+                    expected = None
+                    for default_key, default_value in _list(defaults.items()):  # by identity: no key's __eq__ runs
+                        if default_key is key:
+                            expected = default_value
+                    if expected is None or expected != value:
+                        kind = J["class_name"](key) if _any(c is _type for c in _class_mro(_type(key))) else name_of(key)
+                        violate(f"{bound[1]}: its test case compares {key_text(kind)} values with {key_text(value)}")
+                        return
+                    continue
                 plain = plain_function(value)
-                if _type(value) is not _str and (plain is None or J["is_submission"](plain.__code__)):
+                bound_to_case = _type(value) is not J["MethodType"] or value.__self__ is instance
+                if plain is None or not bound_to_case or foreign(value) or J["is_submission"](plain.__code__):
                     violate(f"{bound[1]}: a type-equality function of its test case is code of the submission")
                     return
 

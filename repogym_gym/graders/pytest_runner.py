@@ -172,7 +172,11 @@ def _init(plugin_class):
         "plugin_of": vars(pluggy.HookImpl)["plugin"].__get__,
         "unittest_call_method": vars(sys.modules["unittest.case"].TestCase)["_callTestMethod"],
         "testcase_type": sys.modules["unittest.case"].TestCase,
+        # what TestCase.__init__ registers: a name in the table is only ever unittest's own, for its own type
+        "type_equality_defaults": dict(sys.modules["unittest.case"].TestCase("__init__")._type_equality_funcs),
         "environ": os.environ,
+        "environ_parts": {k: v for k, v in vars(os.environ).items() if k in ("encodekey", "decodekey", "encodevalue",
+                                                                              "decodevalue")},
     }
     runner = _codes_of([{"main": main, "_Judge": plugin_class, "_patched": _patched, "_wrap_unittest": _wrap_unittest,
                          "_registering": _registering, "_wrap_pyfunc_call": _wrap_pyfunc_call,
@@ -278,16 +282,31 @@ def _wrap_pyfunc_call():
     which function it is about to call and that it returned: the evidence a plain test's pass needs
     (an implementation of the hook that answers first, or an ``item._obj`` swapped after the call
     began, leaves none). Installed before pytest registers its own plugins, so pluggy holds this."""
+    import warnings
+
     import _pytest.python
+    from _pytest.compat import is_async_function
+    from _pytest.warning_types import PytestReturnNotNoneWarning
 
     original = _pytest.python.pytest_pyfunc_call
 
     def pytest_pyfunc_call(pyfuncitem):
+        # pytest's own steps, but the function announced is the function called: the original
+        # read ``pyfuncitem.obj`` again, and a lookup can run code (a str-subclass key's __eq__)
         testfunction = pyfuncitem.obj
+        if is_async_function(testfunction):
+            return original(pyfuncitem)  # pytest fails it (no async plugin here)
+        funcargs = pyfuncitem.funcargs
+        testargs = {arg: funcargs[arg] for arg in pyfuncitem._fixtureinfo.argnames}
         _audit("repogym.judge", "pyfunc", pyfuncitem, testfunction)
-        result = original(pyfuncitem)
+        result = testfunction(**testargs)
         _audit("repogym.judge", "pyfunc_returned", pyfuncitem, testfunction)
-        return result
+        if hasattr(result, "__await__") or hasattr(result, "__aiter__"):
+            _pytest.python.async_fail(pyfuncitem.nodeid)
+        elif result is not None:
+            warnings.warn(PytestReturnNotNoneWarning(
+                f"Test functions should return None, but {pyfuncitem.nodeid} returned {type(result)!r}."))
+        return True
 
     pytest_pyfunc_call.__dict__.update(original.__dict__)  # pytest's hookimpl marker (trylast)
     pytest_pyfunc_call.__module__, pytest_pyfunc_call.__doc__ = original.__module__, original.__doc__

@@ -775,3 +775,44 @@ def test_a_unittest_pass_needs_its_method_to_have_run(tmp_path: Path) -> None:
     assert record is not None, output[-3000:]
     assert record["violations"] == [], record["violations"]
     assert record["record"] == {ids[0]: "passed", ids[1]: "skipped"}, (record, output[-2000:])
+
+
+TYPE_EQUALITY_TESTS = """\
+import unittest
+
+import mod
+
+
+class T(unittest.TestCase):
+    def setUp(self):
+        mod.run()
+
+    def test_runs(self):
+        self.assertEqual([1, 2], [1, 3])
+"""
+
+#: Ninth round: unittest's equality table rewired from code setUp calls, so assertEqual on lists
+#: compares with something else (1.0 on more-itertools-mut-0c3b3728 and jmespath-mut-254ea216).
+TYPE_EQUALITY = {
+    "a name that inverts the comparison": ("case._type_equality_funcs[list] = 'assertNotEqual'",
+                                           "compares list values with"),
+    "unittest's assertEqual bound to an object of the submission": (
+        "import types, unittest\n\nclass S:\n    def _getAssertEqualityFunc(self, first, second):\n"
+        "        return lambda *args, **kwargs: None\n\n"
+        "case._type_equality_funcs[list] = types.MethodType(unittest.TestCase.assertEqual, S())",
+        "type-equality function of its test case is code of the submission"),
+}
+FIND_CASE = FIND_SESSION + """\
+import os
+node_id = os.environ["PYTEST_CURRENT_TEST"].rsplit(" ", 1)[0]
+case = next(i for i in session.items if i.nodeid == node_id).instance
+"""
+
+
+@pytest.mark.parametrize("case", list(TYPE_EQUALITY))
+def test_a_unittest_cases_equality_table_holds_only_unittests_own(tmp_path: Path, case: str) -> None:
+    body, named = TYPE_EQUALITY[case]
+    ids = ["tests/test_x.py::T::test_runs"]
+    record, output = judge(tmp_path, FIND_CASE + body, test_file=TYPE_EQUALITY_TESTS, ids=ids)
+    assert record is not None, output[-3000:]
+    assert any(named in v for v in record["violations"]), (record, output[-2000:])

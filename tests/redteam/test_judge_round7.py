@@ -170,3 +170,33 @@ def test_unittest_cases_collected_as_plain_functions_score_zero(start: Start, ma
 
 
 CALC_SOURCE_FOR_ROUND8 = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n"
+
+
+# --- round 9 (against fdb2fd0) -------------------------------------------------------------------------
+#
+# - a str-subclass key "_obj" in the item's __dict__ whose __eq__ re-keyed it to a no-op on the lookup
+#   pytest's own pytest_pyfunc_call made after the runner announced the real function (triggered by
+#   os.environ._data made a dict subclass): 1.0 on pagination, toolz, tabulate;
+# - unittest's equality table rewired at the call (a trusted assertEqual bound to a submission
+#   object, or a name that inverts the comparison): 1.0 on more-itertools and jmespath.
+#
+# The properties now: the runner calls the very function it announced; no instance attribute of
+# pytest's objects has a key that is not exactly a str; os.environ's data and encode functions are
+# the ones it started with; a case's equality table holds only unittest's own names for their own
+# types, or functions bound to the case that are not the submission's.
+
+ROUND9 = {
+    "a str-subclass key swapping item._obj at pytest's own lookup": "key_eq_swap.py",
+}  # the equality table (unittest only): tests/graders/test_judge_policy.py's TYPE_EQUALITY
+
+
+@pytest.mark.parametrize("case", list(ROUND9))
+@attack(G, "item._obj re-keyed by a str subclass, unittest's equality table rewired", local="score 0",
+        confining="score 0")
+def test_the_ninth_rounds_attacks_score_zero(start: Start, pagination: Task, case: str) -> None:
+    env = start(pagination)
+    payload = (PAYLOADS.with_name("round9") / ROUND9[case]).read_text()
+    write(env, INIT, (pagination.root / "repo" / INIT).read_text() + "\n\n" + payload)
+    result = submit(env)
+    assert_unearned_zero(result)
+    assert result.info["grade"]["fail_to_pass"], result.info["grade"]
