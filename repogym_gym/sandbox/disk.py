@@ -14,7 +14,8 @@ directory descriptors, so depth and names do not matter; a tree that cannot be c
 what it writes beyond the limit is bounded by ``step_bytes`` plus what it writes between two
 calls (50 ms), except that a filesystem with delayed allocation counts written blocks only at
 writeback, so ``statvfs`` can lag: the periodic walk (every 0.25 s) bounds that lag (at 1 GB/s of
-page-cache writes, 250 MiB; a 1 s walk let a loaded machine overshoot a 24 MiB limit by 125 MiB).
+page-cache writes, 250 MiB; a 1 s walk let a loaded machine overshoot a 24 MiB limit by 150 MiB),
+and once a count finds the trees past half the limit, every call counts them.
 
 Example:
     >>> import tempfile
@@ -106,9 +107,10 @@ class DiskWatch:
         self.walk_every_s = walk_every_s
         self._mark()
 
-    def _mark(self) -> None:
+    def _mark(self, held: int = 0) -> None:
         self._marks = {t: _used(t) for t in self.trees}
-        self._next_walk = time.monotonic() + self.walk_every_s
+        # past half the limit every call counts the trees: statvfs may not show the last writes yet
+        self._next_walk = time.monotonic() + (0.0 if held * 2 > self.limit_bytes else self.walk_every_s)
 
     def _grown(self) -> bool:
         """Whether a filesystem filled by a step since the last count (or cannot be asked: count)."""
@@ -122,13 +124,14 @@ class DiskWatch:
     def __call__(self) -> str | None:
         if not self._grown() and time.monotonic() < self._next_walk:
             return None
+        held = 0
         try:
             held = tree_bytes(self.trees)
         except OSError as exc:  # fail closed: what cannot be counted counts as over the limit
             return (f"the command's directories cannot be counted for the disk limit of "
                     f"{self.limit_bytes // _MB} MiB (limits.disk_mb): {exc.strerror or exc}")
         finally:
-            self._mark()
+            self._mark(held)
         if held > self.limit_bytes:
             return (f"the command's directories hold {held // _MB} MiB, over the disk limit of "
                     f"{self.limit_bytes // _MB} MiB (limits.disk_mb)")
