@@ -63,16 +63,17 @@ and none of them looks a global up (``tests/graders/test_judge_policy.py`` check
 import sys
 
 if __package__:
-    from . import judge_code, judge_ledger, judge_namespaces
+    from . import judge_code, judge_ledger, judge_namespaces, judge_objects
 else:  # copied beside the runner and imported as top-level modules
     import judge_code
     import judge_ledger
     import judge_namespaces
+    import judge_objects
 
 __all__ = ["install"]
 
 #: The policy's files, copied together beside the runner.
-PARTS = ("judge_policy.py", "judge_code.py", "judge_namespaces.py", "judge_ledger.py")
+PARTS = ("judge_policy.py", "judge_code.py", "judge_namespaces.py", "judge_objects.py", "judge_ledger.py")
 
 
 
@@ -156,6 +157,7 @@ def install(config):
     _core(J)
     judge_code.build(J)
     judge_namespaces.build(J)
+    judge_objects.build(J)
     judge_ledger.build(J)
     sys.addaudithook(_rules(J))
 

@@ -56,6 +56,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repogym_gym.errors import JUnitParseError
+from repogym_gym.graders import judge_policy
 from repogym_gym.junit import JUnitReport, parse_junit_xml
 from repogym_gym.paths import default_cache_dir
 from repogym_gym.results import CommandResult
@@ -69,8 +70,7 @@ __all__ = ["RUNNER_SCRIPT", "TestRun", "baseline_pytest_settings", "judge_dir", 
 #: The standalone runner script copied next to the grader's ini for every pytest run.
 RUNNER_SCRIPT = Path(__file__).with_name("pytest_runner.py")
 #: The judge's policy (an audit hook) and its parts, copied beside the runner, which installs it first.
-POLICY_SCRIPTS = tuple(Path(__file__).with_name(part) for part in
-                       ("judge_policy.py", "judge_code.py", "judge_namespaces.py", "judge_ledger.py"))
+POLICY_SCRIPTS = tuple(Path(__file__).with_name(part) for part in judge_policy.PARTS)
 
 #: Baseline ini keys carried into the grader's ini (everything else is dropped).
 CARRIED_INI_KEYS = (
