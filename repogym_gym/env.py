@@ -44,7 +44,7 @@ from repogym_gym.actions import ActionError, Observation, action_to_dict, parse_
 from repogym_gym.baseline import BaselineStore
 from repogym_gym.changes import collect_changes
 from repogym_gym.commands import DEFAULT_ALLOWLIST, CommandRefusedError, check_command
-from repogym_gym.errors import EpisodeError, PathEscapeError, RepoGymError, SandboxError, SetupError, SourceError, WorkspaceError
+from repogym_gym.errors import EpisodeError, PathEscapeError, SandboxError, SetupError, SourceError, WorkspaceError
 from repogym_gym.graders.composite import CompositeGrader
 from repogym_gym.graders.testrun import run_tests
 from repogym_gym.grading import confined, grade_workspace
