@@ -30,9 +30,7 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import secrets
-import tempfile
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -42,19 +40,16 @@ from typing import Any
 
 from repogym_gym.actions import ActionError, Observation, action_to_dict, parse_action
 from repogym_gym.baseline import BaselineStore
-from repogym_gym.changes import collect_changes
 from repogym_gym.commands import DEFAULT_ALLOWLIST, CommandRefusedError, check_command
 from repogym_gym.errors import EpisodeError, PathEscapeError, SandboxError, SetupError, SourceError, WorkspaceError
 from repogym_gym.graders.composite import CompositeGrader
-from repogym_gym.graders.testrun import run_tests
-from repogym_gym.grading import confined, grade_workspace
+from repogym_gym.grading import VisibleTestRun, confined, grade_workspace, run_visible_tests
 from repogym_gym.results import CommandResult, GradeResult
 from repogym_gym.safetext import safe_json
 from repogym_gym.sandbox import Sandbox, make_sandbox
 from repogym_gym.task import Task
 from repogym_gym.trajectory import Trajectory, TrajectoryStep
-from repogym_gym.tree import discard_tree
-from repogym_gym.workspace import Workspace, build_grading_copy
+from repogym_gym.workspace import Workspace
 from repogym_gym.pyenv import command_env
 
 __all__ = ["MAX_OBSERVATION_CHARS", "EpisodeError", "RepoEnv", "StepResult"]
@@ -94,24 +89,6 @@ _DRIVER = object()
 
 class _Refusal(Exception):
     """An action that could not be carried out; becomes an error observation."""
-
-
-def _hide_planted(output: str, planted: set[str]) -> str:
-    """pytest output without the grader's planted tests (their failure sections and summary lines)."""
-    names = {i.rsplit("::", 1)[-1] for i in planted}
-    kept, skipping = [], False
-    for line in output.splitlines():
-        header = re.match(r"^_{3,} (.+?) _{3,}$", line)
-        if header:
-            skipping = header.group(1).rsplit(".", 1)[-1] in names
-        elif re.match(r"^={3,}", line):
-            skipping = False
-        if skipping or any(f"::{n}" in line for n in names) or "repogym sentinel" in line:
-            continue
-        if re.match(r"^=* ?\d+ (failed|passed)", line.strip("= ")):
-            continue  # pytest's totals include the planted tests; the counts above do not
-        kept.append(line)
-    return "\n".join(kept)
 
 
 class RepoEnv:
@@ -395,38 +372,21 @@ class RepoEnv:
         return self._observe(f"{result.stdout}{result.stderr}\n{status}".lstrip("\n"), exit_code=result.exit_code, error=error)
 
     def _do_test(self, action: Any) -> Observation:
-        """Run the visible tests as grading would: on a fresh copy holding only the carried changes,
-        with the grader's sentinel, canaries and tamper checks (hidden tests are not injected)."""
-        ws = self._ws()
-        spec = self.task.spec
-        changes = collect_changes(ws.path, ws.baseline.tree, dict(ws.baseline.manifest), ws.policy)
-        tmp = Path(tempfile.mkdtemp(prefix=f"repogym-test-{self.task.id}-"))
-        try:
-            copy = tmp / "repo"
-            build_grading_copy(self.task, ws.baseline, changes, copy, hidden=False)
-            run = run_tests(spec.tests, repo=copy, scratch=tmp / "scratch", baseline_tree=ws.baseline.tree,
-                            sandbox=self._sandbox, timeout_s=spec.limits.test_timeout_s,
-                            output_limit_bytes=spec.limits.output_limit_bytes, extra_env=command_env(ws.baseline.python_env))
-            output = _hide_planted(run.result.tail(6000), run.planted()).replace(str(copy) + "/", "")
-        finally:
-            discard_tree(tmp)  # the code under test ran there: any depth, any name
+        """Run the visible tests as grading would (:func:`~repogym_gym.grading.run_visible_tests`)."""
+        run = run_visible_tests(self._ws(), sandbox=self._sandbox)
         lines = []
-        if changes.rejected:
-            lines.append("Not run as submitted: " + "; ".join(r.reason for r in changes.rejected[:5]))
-        if run.report is None or run.invalid:
+        if run.rejected:
+            lines.append("Not run as submitted: " + "; ".join(run.rejected[:5]))
+        if run.invalid:
             lines.append(f"The test run is invalid and would score 0: {run.invalid}")
-        if run.report is not None:
-            shown = [i for i in run.report.ids if i not in run.planted()]
-            statuses = [run.report.statuses[i] for i in shown]
+        if run.statuses:
+            statuses = list(run.statuses.values())
             counts = {s: statuses.count(s) for s in ("passed", "failed", "error", "skipped") if s in statuses}
             lines.append("Visible tests: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
-            lines += [f"  {i}: {run.report.statuses[i]}" for i in shown]
-        lines += ["", "Output (tail):", output]
-        valid = run.report is not None and not run.invalid and not changes.rejected
-        self._visible_passing = self._count_visible_f2p(run.report) if valid else 0
-        failing = run.report is None or any(run.report.statuses[i] in ("failed", "error")
-                                            for i in run.report.ids if i not in run.planted())
-        return self._observe("\n".join(lines), exit_code=1 if failing or not valid else 0)
+            lines += [f"  {i}: {s}" for i, s in run.statuses.items()]
+        lines += ["", "Output (tail):", run.output]
+        self._visible_passing = self._count_visible_f2p(run) if run.valid else 0
+        return self._observe("\n".join(lines), exit_code=1 if run.failing else 0)
 
     def _do_list_files(self, action: Any) -> Observation:
         ws = self._ws()
@@ -442,10 +402,10 @@ class RepoEnv:
         manifest = self._ws().baseline.manifest
         return [i for i in self.task.spec.tests.fail_to_pass if i.split("::", 1)[0] in manifest]
 
-    def _count_visible_f2p(self, report: Any) -> int:
-        if report is None or not self.reward_shaping:
+    def _count_visible_f2p(self, run: VisibleTestRun) -> int:
+        if not self.reward_shaping:
             return 0
-        return sum(1 for i in self._visible_f2p() if report.status_of(i) == "passed")
+        return sum(1 for i in self._visible_f2p() if run.status_of(i) == "passed")
 
     def _shape(self, obs: Observation) -> float:
         if not self.reward_shaping:

@@ -6,7 +6,9 @@ baseline into a grader-owned temporary directory, verifies the copy against the 
 manifest, writes the carried bytes in, injects hidden tests and runs the task's graders there.
 The agent's workspace and its processes never see that copy or the hidden tests.
 
-``grade_patch`` is the pure-function form: reward = f(task, patch).
+``grade_patch`` is the pure-function form: reward = f(task, patch). ``run_visible_tests`` is the
+agent's Test action: the same grading copy, settings, sentinel, canaries and tamper checks, with
+the hidden tests left out and the planted tests taken out of what it returns.
 
 Example:
     >>> result = grade_patch(task, task.golden_patch())     # doctest: +SKIP
@@ -18,9 +20,11 @@ from __future__ import annotations
 
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from repogym_gym.baseline import Baseline, BaselineStore
+from repogym_gym.changes import collect_changes
 from repogym_gym.errors import (
     PatchError,
     PathEscapeError,
@@ -38,17 +42,21 @@ from repogym_gym.graders import (
     TestGrader,
 )
 from repogym_gym.graders.composite import combine
-from repogym_gym.graders.testrun import judge_dir, pycache_dir
+from repogym_gym.graders.testrun import judge_dir, pycache_dir, run_tests
+from repogym_gym.grading_copy import build_grading_copy
 from repogym_gym.hiding import secret_paths
 from repogym_gym.paths import default_cache_dir
-from repogym_gym.pyenv import env_dir, grader_env_dir
+from repogym_gym.pyenv import command_env, env_dir, grader_env_dir
 from repogym_gym.results import GradeComponent, GradeResult
 from repogym_gym.sandbox import LocalSandbox, Sandbox
 from repogym_gym.task import Task
 from repogym_gym.tree import discard_tree
-from repogym_gym.workspace import Snapshot, Workspace, build_grading_copy
+from repogym_gym.workspace import Snapshot, Workspace
 
-__all__ = ["confined", "default_grader", "grade_patch", "grade_snapshot", "grade_workspace", "task_python_env"]
+__all__ = [
+    "VisibleTestRun", "confined", "default_grader", "grade_patch", "grade_snapshot", "grade_workspace", "run_visible_tests",
+    "task_python_env",
+]
 
 
 def confined(sandbox: Sandbox, task: Task, cache_dir: Path | None = None) -> Sandbox:
@@ -202,3 +210,78 @@ def grade_patch(
         except PatchError as exc:
             return _failed(task, "patch", str(exc), start, infra=False)
         return grade_workspace(workspace, sandbox=sandbox, grader=grader)
+
+
+#: Characters of the visible test run's output kept (its tail).
+VISIBLE_OUTPUT_CHARS = 6000
+
+
+@dataclass(frozen=True)
+class VisibleTestRun:
+    """The agent's view of one visible test run, free of the tests the grader planted.
+
+    Attributes:
+        statuses: Node id -> "passed" / "failed" / "error" / "skipped" for the task's visible
+            tests, in report order ({} when the run left no report).
+        output: The tail of pytest's output (at most :data:`VISIBLE_OUTPUT_CHARS` characters), the
+            planted tests' sections, summary lines and totals dropped, paths relative to the repository.
+        rejected: Why changes of the workspace were not carried (grading would not carry them either).
+        invalid: Why grading would not trust this run (None when it would).
+        keys: The report's status under every key it registers (node ids and their aliases,
+            see :meth:`~repogym_gym.junit.JUnitReport.status_of`), for :meth:`status_of`.
+    """
+
+    statuses: dict[str, str]
+    output: str
+    rejected: tuple[str, ...]
+    invalid: str | None
+    keys: dict[str, str] = field(default_factory=dict, repr=False)
+
+    def status_of(self, test_id: str) -> str:
+        """Status registered under ``test_id`` as grading reads it, or ``"missing"``."""
+        return self.keys.get(test_id, "missing")
+
+    @property
+    def valid(self) -> bool:
+        """Whether grading would count this run: a report, nothing invalid, nothing rejected."""
+        return self.invalid is None and not self.rejected
+
+    @property
+    def failing(self) -> bool:
+        """Whether the run is invalid or any visible test failed or errored."""
+        return not self.valid or any(s in ("failed", "error") for s in self.statuses.values())
+
+
+def run_visible_tests(workspace: Workspace, *, sandbox: Sandbox, timeout_s: float | None = None) -> VisibleTestRun:
+    """Run ``workspace``'s visible tests as grading would, without the hidden tests.
+
+    The changes are collected as for a submission and carried into a fresh grading copy (the
+    workspace itself is never run); the task's test settings, the sentinel, the canaries and the
+    runner's record checks all apply, so a change grading would reject, or a run it would not
+    trust, shows here too.
+
+    Args:
+        workspace: The episode's workspace (read, never changed).
+        sandbox: Where the tests run (already :func:`confined` by the caller).
+        timeout_s: Wall-clock limit, seconds (default: the task's ``limits.test_timeout_s``).
+
+    Raises:
+        WorkspaceError: when the cached baseline no longer matches its manifest.
+        PathEscapeError: when a carried path cannot be written inside the copy.
+    """
+    task, baseline = workspace.task, workspace.baseline
+    spec = task.spec
+    changes = collect_changes(workspace.path, baseline.tree, dict(baseline.manifest), workspace.policy)
+    tmp = Path(tempfile.mkdtemp(prefix=f"repogym-test-{task.id}-"))
+    try:
+        copy = tmp / "repo"
+        build_grading_copy(task, baseline, changes, copy, hidden=False)
+        run = run_tests(spec.tests, repo=copy, scratch=tmp / "scratch", baseline_tree=baseline.tree, sandbox=sandbox,
+                        timeout_s=timeout_s if timeout_s is not None else spec.limits.test_timeout_s,
+                        output_limit_bytes=spec.limits.output_limit_bytes, extra_env=command_env(baseline.python_env))
+        output = run.task_output(VISIBLE_OUTPUT_CHARS).replace(str(copy) + "/", "")
+    finally:
+        discard_tree(tmp)  # the code under test ran there: any depth, any name
+    invalid = run.invalid if run.report is not None else (run.invalid or "the run left no report")
+    return VisibleTestRun(statuses=run.task_statuses(), output=output, rejected=tuple(r.reason for r in changes.rejected),
+                          invalid=invalid, keys=dict(run.report.statuses) if run.report is not None else {})

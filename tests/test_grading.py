@@ -186,3 +186,38 @@ def test_a_symlink_whose_target_is_not_utf8_is_graded_not_raised(tiny_task: Task
     assert grade.score == 0.0 and not grade.passed and grade.infra_error is None
     constraints = next(c for c in grade.components if c.name == "constraints")
     assert not constraints.passed and any("badlink" in m for m in constraints.messages)
+
+
+# -- the visible test run (the Test action) ------------------------------------------------------------------------
+
+
+def test_the_visible_run_names_only_the_task_s_visible_tests(tiny_task: Task) -> None:
+    from repogym_gym.graders.testrun import SENTINEL_MESSAGE
+    from repogym_gym.grading import run_visible_tests
+    from repogym_gym.sandbox import LocalSandbox
+
+    with Workspace.create(tiny_task) as ws:
+        broken = run_visible_tests(ws, sandbox=LocalSandbox())
+        ws.write("calc/__init__.py", FIXED_SOURCE)
+        fixed = run_visible_tests(ws, sandbox=LocalSandbox())
+    assert list(broken.statuses) == [ADD, SUB, SUB_ZERO]  # no sentinel, no canary, no hidden test
+    assert broken.statuses[ADD] == "failed" and broken.failing and broken.valid
+    assert (fixed.statuses, fixed.failing, fixed.invalid) == ({ADD: "passed", SUB: "passed", SUB_ZERO: "passed"}, False, None)
+    for run in (broken, fixed):
+        assert SENTINEL_MESSAGE not in run.output and "test_add_negative" not in run.output
+        assert " passed" not in run.output.splitlines()[-1]  # pytest's totals count the planted tests: dropped
+    assert "test_add" in broken.output and "/repo/" not in broken.output  # the failure is shown, paths relative
+    assert broken.status_of(ADD) == "failed" and broken.status_of("tests/test_calc.py::nope") == "missing"
+
+
+def test_a_visible_run_grading_would_not_trust_is_invalid_and_failing(tiny_task: Task) -> None:
+    from repogym_gym.grading import run_visible_tests
+    from repogym_gym.sandbox import LocalSandbox
+
+    forcing = ("import pytest\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n"
+               "    outcome = yield\n    outcome.get_result().outcome = 'passed'\n")
+    with Workspace.create(tiny_task) as ws:
+        ws.write("conftest.py", forcing)
+        run = run_visible_tests(ws, sandbox=LocalSandbox())
+    assert run.failing and not run.valid
+    assert run.rejected == ("conftest.py is protected (added); the change is not carried",)

@@ -16,7 +16,8 @@ from repogym_gym.baseline import BaselineStore, copy_tree
 from repogym_gym.errors import GitMetadataError, PatchError, PathEscapeError
 from repogym_gym.gitstore import BASELINE_REF
 from repogym_gym.task import Task
-from repogym_gym.workspace import Workspace, default_baseline_store, inject_hidden
+from repogym_gym.grading_copy import inject_hidden
+from repogym_gym.workspace import Workspace, default_baseline_store
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -488,7 +489,7 @@ def test_workspaces_without_a_store_share_the_process_wide_store(tiny_task: Task
 
 def test_an_allowed_symlink_whose_target_is_not_utf8_reaches_the_grading_copy(make_task: MakeTask, tmp_path: Path) -> None:
     """The carried target is bytes; decoding it as UTF-8 raised UnicodeDecodeError out of grading."""
-    from repogym_gym.workspace import build_grading_copy
+    from repogym_gym.grading_copy import build_grading_copy
 
     task = make_task(constraints={"allow_symlinks": True})
     with Workspace.create(task) as ws:

@@ -90,7 +90,7 @@ from repogym_gym.results import GradeComponent, Role
 from repogym_gym.safetext import short_text
 from repogym_gym.spec import PerfSpec
 from repogym_gym.tree import discard_tree, write_file_safely
-from repogym_gym.workspace import build_grading_copy
+from repogym_gym.grading_copy import build_grading_copy
 
 __all__ = ["CANON_ENV", "CANON_PATH", "MIN_PAIRS_TO_ACCEPT", "PerfGrader", "perf_score"]
 

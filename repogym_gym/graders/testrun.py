@@ -43,6 +43,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import secrets
 import shlex
 import shutil
@@ -65,10 +66,15 @@ from repogym_gym.sandbox import Sandbox, scrubbed_env
 from repogym_gym.spec import TestSpec
 from repogym_gym.tree import discard_tree
 
-__all__ = ["RUNNER_SCRIPT", "TestRun", "baseline_pytest_settings", "judge_dir", "pytest_argv", "run_tests", "warm_pycache"]
+__all__ = [
+    "RUNNER_SCRIPT", "SENTINEL_MESSAGE", "TestRun", "baseline_pytest_settings", "hide_planted", "judge_dir", "pytest_argv",
+    "run_tests", "warm_pycache",
+]
 
 #: The standalone runner script copied next to the grader's ini for every pytest run.
 RUNNER_SCRIPT = Path(__file__).with_name("pytest_runner.py")
+#: The planted sentinel's assertion message (it must fail; output shown to an agent drops its lines).
+SENTINEL_MESSAGE = "repogym sentinel: this test must fail"
 #: The judge's policy (an audit hook) and its parts, copied beside the runner, which installs it first.
 POLICY_SCRIPTS = tuple(Path(__file__).with_name(part) for part in judge_policy.PARTS)
 
@@ -329,6 +335,39 @@ class TestRun:
         """Ids of the tests the grader planted (sentinel and canaries), not the task's."""
         return {*self.canaries, *([self.sentinel] if self.sentinel else [])}
 
+    def task_statuses(self) -> dict[str, str]:
+        """Status of every test of the report but the planted ones, in report order ({} without a report)."""
+        if self.report is None:
+            return {}
+        planted = self.planted()
+        return {i: self.report.statuses[i] for i in self.report.ids if i not in planted}
+
+    def task_output(self, limit_chars: int) -> str:
+        """The last ``limit_chars`` characters of the run's output without the planted tests.
+
+        Their failure sections, their lines of the short summary and pytest's totals (which count
+        them) are dropped, so what an agent reads names only the task's tests.
+        """
+        return hide_planted(self.result.tail(limit_chars), self.planted())
+
+
+def hide_planted(output: str, planted: set[str]) -> str:
+    """pytest ``output`` without the tests of ``planted`` (node ids): sections, summary lines, totals."""
+    names = {i.rsplit("::", 1)[-1] for i in planted}
+    kept, skipping = [], False
+    for line in output.splitlines():
+        header = re.match(r"^_{3,} (.+?) _{3,}$", line)
+        if header:
+            skipping = header.group(1).rsplit(".", 1)[-1] in names
+        elif re.match(r"^={3,}", line):
+            skipping = False
+        if skipping or any(f"::{n}" in line for n in names) or SENTINEL_MESSAGE in line:
+            continue
+        if re.match(r"^=* ?\d+ (failed|passed)", line.strip("= ")):
+            continue  # pytest's totals include the planted tests; the statuses above do not
+        kept.append(line)
+    return "\n".join(kept)
+
 
 _FAILING_TAILS = (
     "assert {a} == {b}",
@@ -409,7 +448,7 @@ def _plant_sentinel(repo: Path) -> tuple[str, str]:
     token = secrets.token_hex(6)
     filename = f"test_{token}.py"
     func = f"test_{secrets.token_hex(6)}"
-    (repo / filename).write_text(f"def {func}():\n    assert False, 'repogym sentinel: this test must fail'\n")
+    (repo / filename).write_text(f"def {func}():\n    assert False, {SENTINEL_MESSAGE!r}\n")
     return filename, f"{filename}::{func}"
 
 
