@@ -36,7 +36,7 @@ from pydantic import (
     model_validator,
 )
 
-from repogym_gym.errors import ActionError
+from repogym_gym.errors import ActionError, validation_problems
 from repogym_gym.safetext import first_surrogate, safe_text
 
 __all__ = [
@@ -191,16 +191,8 @@ def _from_mapping(data: Mapping[str, Any]) -> Any:
     try:
         return _ADAPTER.validate_python(dict(data))
     except ValidationError as exc:
-        problems = "; ".join(_problem(err) for err in exc.errors())
+        problems = "; ".join(validation_problems(exc, model=ACTION_MODELS[data["kind"]], skip=1))
         raise ActionError(f"invalid {data['kind']!r} action: {problems}") from None
-
-
-def _problem(err: Any) -> str:
-    """One validation error as ``field: message`` (our own checks name their field themselves)."""
-    where = ".".join(str(p) for p in err["loc"][1:])
-    if err.get("type") == "value_error" and "error" in err.get("ctx", {}):
-        return f"{where}: {err['ctx']['error']}" if where else str(err["ctx"]["error"])
-    return f"{where or 'action'}: {err['msg']}"
 
 
 def parse_action(action: Any) -> Any:

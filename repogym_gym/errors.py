@@ -41,6 +41,7 @@ Warnings (``warnings.warn``, never raised on purpose) have their own small tree:
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 __all__ = [
@@ -70,6 +71,7 @@ __all__ = [
     "TaskSpecError",
     "UnconfinedWarning",
     "WorkspaceError",
+    "validation_problems",
     "validation_summary",
 ]
 
@@ -185,16 +187,65 @@ class UnconfinedWarning(RepoGymWarning):
     pass ``sandbox="auto"`` (bubblewrap where it runs) or ``"bwrap"``/``"docker"`` to confine them."""
 
 
-#: Longest value quoted by :func:`validation_summary`, characters.
+#: Longest value quoted by :func:`validation_problems`, characters.
 _VALUE_LIMIT = 80
 
 
-def validation_summary(exc: Any) -> str:
-    """The first problem of a pydantic ``ValidationError`` on one line, naming the field and the value.
+def validation_problems(exc: Any, *, model: type | None = None, skip: int = 0, root: str = "") -> list[str]:
+    """Every problem of a pydantic ``ValidationError``, one line each, naming the field and the value.
 
-    ``field.path: problem (got value)``, then ``(and N more problems)`` when there are more; a
-    file that is not JSON at all reads ``Invalid JSON: ...``. Any other exception (an ``OSError``
-    reading the file) gives its own message.
+    The one formatter of the package: each line reads ``field.path: problem (got value)`` (the
+    value cut to 80 characters; not repeated when the problem quotes it, nor for a missing field);
+    a check of the whole input (a model validator) gives its message without the input.
+    Unknown fields come first, since one is usually a typo of a required field, as
+    ``field.path: unknown field (did you mean 'name'?)`` when ``model`` (the model validated) has
+    a close name at that place, else with the known fields listed.
+
+    Args:
+        exc: The error. Any other exception (an ``OSError`` reading the file) gives its own message.
+        model: The validated model, for the unknown-field hint (nested models are followed).
+        skip: Leading parts of each location to drop (a discriminated union's tag).
+        root: What a problem of the whole input is called ("" leaves it unnamed).
+
+    Example:
+        >>> from pydantic import BaseModel, ConfigDict, ValidationError
+        >>> class M(BaseModel):
+        ...     model_config = ConfigDict(extra="forbid")
+        ...     name: str
+        >>> try:
+        ...     M.model_validate({"nmae": 3})
+        ... except ValidationError as exc:
+        ...     print(validation_problems(exc, model=M))
+        ["nmae: unknown field (did you mean 'name'?)", 'name: Field required']
+    """
+    if not callable(getattr(exc, "errors", None)):  # an OSError reading the file, say
+        return [getattr(exc, "strerror", None) or str(exc) or type(exc).__name__]
+    errors = sorted(exc.errors(), key=lambda e: e.get("type") != "extra_forbidden")
+    if not errors:
+        return [str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__]
+    lines = []
+    for err in errors:
+        parts = tuple(err.get("loc", ()))[skip:]
+        loc = ".".join(str(part) for part in parts) or root
+        where = f"{loc}: " if loc else ""
+        if err.get("type") == "extra_forbidden" and parts:
+            lines.append(f"{where}unknown field{_known_fields_hint(model, parts)}")
+            continue
+        msg = str(err.get("msg", "")).removeprefix("Value error, ")
+        if not parts and err.get("type") == "value_error":
+            lines.append(f"{where}{msg}")  # a check of the whole input: its message names the fields, not the input
+            continue
+        shown = ""
+        if err.get("type") not in ("missing", "json_invalid") and "input" in err:
+            value = repr(err["input"])
+            value = value if len(value) <= _VALUE_LIMIT else value[:_VALUE_LIMIT - 3] + "..."
+            shown = "" if value in msg else f" (got {value})"
+        lines.append(f"{where}{msg}{shown}")
+    return lines
+
+
+def validation_summary(exc: Any, *, model: type | None = None, skip: int = 0) -> str:
+    """The first of :func:`validation_problems` on one line, then ``(and N more problems)``.
 
     Example:
         >>> from pydantic import BaseModel, ValidationError
@@ -207,19 +258,21 @@ def validation_summary(exc: Any) -> str:
         ...     print(validation_summary(exc))
         n: Input should be a valid integer, unable to parse string as an integer (got 'many') (and 1 more problem)
     """
-    if not callable(getattr(exc, "errors", None)):  # an OSError reading the file, say
-        return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-    errors = exc.errors()
-    if not errors:
-        return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    first = errors[0]
-    loc = ".".join(str(part) for part in first.get("loc", ()))
-    msg = str(first.get("msg", "")).removeprefix("Value error, ")
-    shown = ""
-    if first.get("type") not in ("missing", "json_invalid") and "input" in first:
-        value = repr(first["input"])
-        value = value if len(value) <= _VALUE_LIMIT else value[:_VALUE_LIMIT - 3] + "..."
-        shown = "" if value in msg else f" (got {value})"
-    more = len(errors) - 1
-    rest = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
-    return f"{loc + ': ' if loc else ''}{msg}{shown}{rest}"
+    problems = validation_problems(exc, model=model, skip=skip)
+    more = len(problems) - 1
+    return problems[0] + (f" (and {more} more problem{'s' if more > 1 else ''})" if more else "")
+
+
+def _known_fields_hint(model: type | None, loc: tuple[Any, ...]) -> str:
+    """`` (did you mean 'x'?)`` or `` (known fields: [...])`` for the unknown field at ``loc`` of ``model``."""
+    for part in loc[:-1]:
+        info = getattr(model, "model_fields", {}).get(part)
+        if info is None:
+            return ""
+        candidates = [info.annotation, *getattr(info.annotation, "__args__", ())]
+        model = next((c for c in candidates if hasattr(c, "model_fields")), None)
+    fields = sorted(getattr(model, "model_fields", {}))
+    if not fields:
+        return ""
+    close = difflib.get_close_matches(str(loc[-1]), fields, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else f" (known fields: {fields})"

@@ -43,7 +43,7 @@ from pathlib import Path, PurePosixPath
 
 from pydantic import ValidationError
 
-from repogym_gym.errors import GitMetadataError, SourceError
+from repogym_gym.errors import GitMetadataError, SourceError, validation_summary
 from repogym_gym.gitstore import GitCommandError, export_tree, has_commit, run_git
 from repogym_gym.spec import GitSource, LocalSource, PypiSource, Source, TarballSource
 from repogym_gym.task import Task
@@ -132,7 +132,7 @@ def fetch_sdist(package: str, version: str, sha256: str, *, cache_dir: Path) -> 
     try:
         spec = PypiSource(type="pypi", package=package, version=version, sha256=sha256)
     except ValidationError as exc:
-        raise SourceError(f"pypi source {package}=={version}: {_first_message(exc)}") from None
+        raise SourceError(f"pypi source {package}=={version}: {validation_summary(exc)}") from None
     what = f"{spec.package}=={spec.version}"
     root = Path(cache_dir) / "sdists"
     entry = root / f"{spec.package}-{spec.version}-{spec.sha256[:16]}"
@@ -219,7 +219,7 @@ def fetch_tarball(url: str, sha256: str, *, cache_dir: Path) -> Path:
     try:
         TarballSource(type="tarball", url=url, sha256=sha256)
     except ValidationError as exc:
-        raise SourceError(f"archive {url}: {_first_message(exc)}") from None
+        raise SourceError(f"archive {url}: {validation_summary(exc)}") from None
     sha256 = sha256.lower()
     root = Path(cache_dir) / "tarballs"
     entry = root / sha256
@@ -417,10 +417,6 @@ def _verify(path: Path, sha256: str, what: str) -> None:
             f"sha256 mismatch for {what}: expected {sha256}, got {actual}; if the new file is trusted, "
             "put its sha256 in repo.source.sha256"
         )
-
-
-def _first_message(exc: ValidationError) -> str:
-    return str(exc.errors()[0]["msg"]).removeprefix("Value error, ")
 
 
 def _cached_file(entry: Path, sha256: str) -> Path | None:

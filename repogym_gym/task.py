@@ -18,7 +18,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -26,7 +26,7 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
-from repogym_gym.errors import TaskNotFoundError, TaskSpecError
+from repogym_gym.errors import TaskNotFoundError, TaskSpecError, validation_problems
 from repogym_gym.paths import bundled_suites_dir
 from repogym_gym.spec import LocalSource, TaskSpec, TaskType
 from repogym_gym.tree import scan_tree
@@ -44,7 +44,6 @@ __all__ = [
 
 TASK_FILE = "task.yaml"
 SOLUTION_FILE = "solution.patch"
-_VALUE_REPR_LIMIT = 80
 
 
 @dataclass(frozen=True)
@@ -131,41 +130,9 @@ def dump_yaml(data: object) -> str:
 
 
 def format_validation_error(exc: ValidationError, source: str) -> str:
-    """One readable message for a pydantic error: ``source: field.path: problem (got value)``."""
-    lines = []
-    # An unknown field is usually a typo of a required one: report it before "Field required".
-    for err in sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden"):
-        loc = ".".join(str(part) for part in err["loc"]) or "(top level)"
-        if err["type"] == "extra_forbidden":
-            field_name = str(err["loc"][-1])
-            parent = _model_at(err["loc"][:-1])
-            hint = ""
-            if parent is not None:
-                close = difflib.get_close_matches(field_name, list(parent.model_fields), n=1)
-                hint = f" (did you mean {close[0]!r}?)" if close else f" (known fields: {sorted(parent.model_fields)})"
-            lines.append(f"{source}: {loc}: unknown field{hint}")
-            continue
-        msg = err["msg"].removeprefix("Value error, ")
-        value = repr(err.get("input"))
-        if len(value) > _VALUE_REPR_LIMIT:
-            value = value[: _VALUE_REPR_LIMIT - 3] + "..."
-        shown = "" if err["type"] == "missing" or repr(err.get("input")) in msg else f" (got {value})"
-        lines.append(f"{source}: {loc}: {msg}{shown}")
-    return "\n".join(lines)
-
-
-def _model_at(loc: Sequence[object]) -> type | None:
-    model: type = TaskSpec
-    for part in loc:
-        info = getattr(model, "model_fields", {}).get(part)
-        if info is None:
-            return None
-        annotation = info.annotation
-        candidates = [annotation, *getattr(annotation, "__args__", ())]
-        model = next((c for c in candidates if hasattr(c, "model_fields")), None)  # type: ignore[assignment]
-        if model is None:
-            return None
-    return model
+    """One readable message for a task.yaml error: ``source: field.path: problem (got value)`` per line
+    (:func:`~repogym_gym.errors.validation_problems` against :class:`TaskSpec`)."""
+    return "\n".join(f"{source}: {line}" for line in validation_problems(exc, model=TaskSpec, root="(top level)"))
 
 
 def parse_spec(text: str, source: str) -> TaskSpec:

@@ -38,7 +38,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from repogym_gym.errors import SandboxError, SandboxUnavailableError
+from repogym_gym.errors import SandboxError, SandboxUnavailableError, validation_problems
 from repogym_gym.paths import env_recipes_dir
 from repogym_gym.sandbox.pytrees import Listing, python_trees_in
 
@@ -132,7 +132,7 @@ def load_recipe(name: str, root: Path | None = None, _seen: tuple[str, ...] = ()
     try:
         return EnvRecipe(name=name, packages=tuple(packages), **data)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        problems = "; ".join(validation_problems(exc, model=EnvRecipe))
         raise SandboxError(f"{path} is not a valid environment recipe: {problems}") from None
 
 
