@@ -18,6 +18,7 @@ and ``except RepoGymError`` both work::
     ├── SetupError                            a task's setup commands failed
     ├── SandboxError
     │   └── SandboxUnavailableError           the sandbox's backend is not on this machine
+    │       └── SandboxConfigError (ValueError) an unknown sandbox or a bad option: none can be made
     ├── ActionError (ValueError)              an agent's action that cannot be parsed or validated
     ├── CommandRefusedError (ValueError)      a Run command the allowlist refuses
     ├── EpisodeError (RuntimeError)           step() before reset() or after the episode ended
@@ -62,6 +63,7 @@ __all__ = [
     "RepoGymError",
     "RepoGymWarning",
     "RunError",
+    "SandboxConfigError",
     "SandboxError",
     "SandboxUnavailableError",
     "SetupError",
@@ -136,6 +138,10 @@ class SandboxError(RepoGymError):
 
 class SandboxUnavailableError(SandboxError):
     """The sandbox's backend (binary, daemon) is not available on this machine."""
+
+
+class SandboxConfigError(SandboxUnavailableError, ValueError):
+    """A sandbox configuration names no backend or holds a bad option (no sandbox can be made from it)."""
 
 
 class ActionError(RepoGymError, ValueError):
@@ -239,7 +245,8 @@ def validation_problems(exc: Any, *, model: type | None = None, skip: int = 0, r
         if err.get("type") not in ("missing", "json_invalid") and "input" in err:
             value = repr(err["input"])
             value = value if len(value) <= _VALUE_LIMIT else value[:_VALUE_LIMIT - 3] + "..."
-            shown = "" if value in msg else f" (got {value})"
+            quoted = value in msg and not isinstance(err["input"], (int, float))  # a bound such as "than 0" is not the value
+            shown = "" if quoted else f" (got {value})"
         lines.append(f"{where}{msg}{shown}")
     return lines
 

@@ -354,3 +354,35 @@ def test_make_sandbox_auto_is_the_default_for_an_untrusted_agent() -> None:
 
     assert make_sandbox("auto").name == default_sandbox(trusted=False).name
     assert default_sandbox(trusted=True).name == "local"
+
+
+# -- configurations (a discriminated union on ``type``) ------------------------------------------------------------
+
+
+def test_a_sandbox_config_names_its_backend_and_builds_it() -> None:
+    from repogym_gym.sandbox.config import BubblewrapConfig, DockerConfig, LocalConfig, sandbox_config
+
+    assert sandbox_config({"type": "docker", "cpus": 1, "limits": {"max_processes": 50}}) == DockerConfig(
+        cpus=1.0, limits={"max_processes": 50})
+    assert isinstance(sandbox_config("bwrap", hide=["/srv"]), BubblewrapConfig)
+    local = make_sandbox({"type": "local", "env_allowlist": ["PATH"]})
+    assert local.name == "local" and isinstance(sandbox_config(LocalConfig()), LocalConfig)
+    assert local.run(["sh", "-c", "echo ${HOME:-unset}"], cwd="/", timeout_s=10).stdout.strip() == "unset"
+
+
+@pytest.mark.parametrize(("config", "message"), [
+    ("nope", "unknown sandbox 'nope'; valid sandboxes are ['auto', 'bwrap', 'docker', 'local']"),
+    ({"cpus": 1}, "unknown sandbox None; valid sandboxes are"),
+    ({"type": "bwrap", "limitz": {}}, "invalid 'bwrap' sandbox: limitz: unknown field (did you mean 'limits'?)"),
+    ({"type": "docker", "cpus": 0}, "invalid 'docker' sandbox: cpus: Input should be greater than 0 (got 0)"),
+    ({"type": "local", "limits": {}}, "invalid 'local' sandbox: limits: unknown field (known fields: ['env_allowlist', 'type'])"),
+    ({"type": "bwrap", "limits": {"cpu_s": 0}}, "invalid 'bwrap' sandbox: limits.cpu_s: Input should be greater than or equal to 1 (got 0)"),
+    (3, "sandbox: expected a name or a mapping with 'type', got int"),
+])
+def test_a_bad_sandbox_config_names_the_field_and_the_value(config: object, message: str) -> None:
+    from repogym_gym.errors import SandboxConfigError
+
+    with pytest.raises(SandboxConfigError) as info:
+        make_sandbox(config)  # type: ignore[arg-type]
+    assert str(info.value).startswith(message)
+    assert isinstance(info.value, SandboxUnavailableError) and isinstance(info.value, ValueError)

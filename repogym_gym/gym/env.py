@@ -16,6 +16,7 @@ an observation with ``info["parse_error"]``, never an exception.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from repogym_gym.baseline import BaselineStore
 from repogym_gym.env import EpisodeError, RepoEnv
 from repogym_gym.errors import TaskNotFoundError
 from repogym_gym.gym.spaces import NO_EXIT_CODE, action_space, observation_space
-from repogym_gym.sandbox import Sandbox, make_sandbox
+from repogym_gym.sandbox import Sandbox, SandboxConfig, make_sandbox, sandbox_config
 from repogym_gym.task import Task, load_tasks, resolve_suite, resolve_task
 
 __all__ = ["RepoGymEnv"]
@@ -43,9 +44,10 @@ class RepoGymEnv(gym.Env[dict[str, Any], Any]):
         sandbox: Sandbox name: ``"local"``, ``"bwrap"``, ``"docker"``, or ``"auto"`` (the
             default, also for None: a task's ``environment.sandbox`` when it names one, else
             bubblewrap where it runs, else local with an
-            :class:`~repogym_gym.errors.UnconfinedWarning`: the policy is untrusted). Only an
-            explicit ``"local"`` runs a policy's commands unconfined on purpose.
-            :attr:`sandbox_name` says which one the current task runs in.
+            :class:`~repogym_gym.errors.UnconfinedWarning`: the policy is untrusted), or a
+            configuration with options (``{"type": "docker", "cpus": 1}``, see
+            :mod:`repogym_gym.sandbox.config`). Only an explicit ``"local"`` runs a policy's
+            commands unconfined on purpose. :attr:`sandbox_name` says which one the current task runs in.
         reward_shaping: Opt-in shaping (at most 0.1 per episode).
         max_steps: Step budget (default: each task's ``limits.max_steps``).
         trajectory_dir: Write a trajectory JSON per episode here.
@@ -53,6 +55,8 @@ class RepoGymEnv(gym.Env[dict[str, Any], Any]):
 
     Raises:
         ValueError: when neither or both of ``task`` and ``suite`` are given.
+        SandboxConfigError: for an unknown sandbox or a bad option (a ``ValueError`` too).
+        SandboxUnavailableError: when the sandbox cannot run on this machine.
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
@@ -63,7 +67,7 @@ class RepoGymEnv(gym.Env[dict[str, Any], Any]):
         *,
         suite: str | os.PathLike[str] | None = None,
         render_mode: str | None = None,
-        sandbox: str | None = None,
+        sandbox: str | Mapping[str, Any] | SandboxConfig | None = None,
         reward_shaping: bool = False,
         max_steps: int | None = None,
         trajectory_dir: str | None = None,
@@ -80,7 +84,7 @@ class RepoGymEnv(gym.Env[dict[str, Any], Any]):
         self._suite = resolve_suite(suite) if suite is not None else None
         self._suite_tasks: list[Task] | None = None
         self._options = {"reward_shaping": reward_shaping, "max_steps": max_steps, "trajectory_dir": trajectory_dir}
-        self._requested = sandbox
+        self._requested = sandbox_config(sandbox) if sandbox is not None else None
         self._sandboxes: dict[str, Sandbox] = {}
         self._sandbox = self._sandbox_for(self._fixed)  # an unknown or unavailable sandbox fails here
         self._store = BaselineStore(Path(cache_dir)) if cache_dir else None
@@ -95,10 +99,12 @@ class RepoGymEnv(gym.Env[dict[str, Any], Any]):
         """The sandbox ``task`` runs in: an explicit name, else the task's ``environment.sandbox``,
         else ``auto``; each made once per env."""
         wanted = task.spec.environment.sandbox if task is not None else None
-        name = self._requested if self._requested not in (None, "auto") else (wanted or "auto")
-        if name not in self._sandboxes:
-            self._sandboxes[name] = make_sandbox(name)
-        return self._sandboxes[name]
+        requested = self._requested
+        config = requested if requested is not None and requested.type != "auto" else sandbox_config(wanted or requested or "auto")
+        key = config.model_dump_json()
+        if key not in self._sandboxes:
+            self._sandboxes[key] = make_sandbox(config)
+        return self._sandboxes[key]
 
     # -- gymnasium API -----------------------------------------------------------------------
 

@@ -1,6 +1,7 @@
 """Sandboxes: where commands of an episode and of grading run.
 
-Backends are resolved lazily by name, so an optional backend's imports cost nothing until used:
+Backends are built from a configuration (:mod:`repogym_gym.sandbox.config`: a name or a mapping
+with ``type``), each importing its module only when built, so an optional backend costs nothing until used:
 ``local`` (a plain subprocess, a guardrail for trusted agents), ``bwrap`` (bubblewrap: a real
 boundary for untrusted ones; see :mod:`repogym_gym.sandbox.bwrap`) and ``docker`` (a container
 per episode, grading in fresh ones; see :mod:`repogym_gym.sandbox.docker`).
@@ -15,45 +16,37 @@ Example:
 
 from __future__ import annotations
 
-import importlib
 import warnings
+from collections.abc import Mapping
 from typing import Any
 
 from repogym_gym.errors import SandboxUnavailableError, UnconfinedWarning
 from repogym_gym.sandbox.base import DEFAULT_ENV_ALLOWLIST, Sandbox, SandboxBase, scrubbed_env
+from repogym_gym.sandbox.config import SandboxConfig, sandbox_config
 from repogym_gym.sandbox.local import LocalSandbox
 
-__all__ = ["DEFAULT_ENV_ALLOWLIST", "LocalSandbox", "Sandbox", "SandboxBase", "default_sandbox", "make_sandbox", "scrubbed_env",
-           "warn_unconfined"]
+__all__ = ["DEFAULT_ENV_ALLOWLIST", "LocalSandbox", "Sandbox", "SandboxBase", "SandboxConfig", "default_sandbox", "make_sandbox",
+           "sandbox_config", "scrubbed_env", "warn_unconfined"]
 
-_BACKENDS = {
-    "bwrap": "repogym_gym.sandbox.bwrap:BubblewrapSandbox",
-    "docker": "repogym_gym.sandbox.docker:DockerSandbox",
-    "local": "repogym_gym.sandbox.local:LocalSandbox",
-}
+def make_sandbox(config: str | Mapping[str, Any] | SandboxConfig, **options: Any) -> Sandbox:
+    """Build the sandbox ``config`` describes and check that it runs here.
 
-
-def make_sandbox(name: str, **kwargs: Any) -> Sandbox:
-    """Build the sandbox called ``name`` with ``kwargs``.
-
-    ``"auto"`` is :func:`default_sandbox` for an untrusted agent: bubblewrap where it runs,
-    else the local sandbox.
+    ``config`` is a backend's name (``"local"``, ``"bwrap"``, ``"docker"``, ``"auto"``), a
+    mapping with ``type`` and the backend's options (``{"type": "docker", "cpus": 1}``) or a
+    :data:`~repogym_gym.sandbox.config.SandboxConfig`; ``options`` are set on top. ``"auto"`` is
+    :func:`default_sandbox` for an untrusted agent: bubblewrap where it runs, else the local sandbox.
 
     Raises:
-        SandboxUnavailableError: for an unknown name (the message lists the valid ones) or a
-            backend that is not available on this machine.
+        SandboxConfigError: for an unknown name (the message lists the valid ones) or a bad
+            option (naming the field and the value); a :class:`SandboxUnavailableError`.
+        SandboxUnavailableError: for a backend that is not available on this machine.
     """
-    if name == "auto":
-        return default_sandbox(trusted=False, **kwargs)
-    target = _BACKENDS.get(name)
-    if target is None:
-        raise SandboxUnavailableError(f"unknown sandbox {name!r}; valid sandboxes are {sorted([*_BACKENDS, 'auto'])}")
-    module_name, _, attr = target.partition(":")
-    sandbox: Sandbox = getattr(importlib.import_module(module_name), attr)(**kwargs)
-    if not sandbox.available():
+    settings = sandbox_config(config, **options)
+    sandbox = settings.build()
+    if settings.type != "auto" and not sandbox.available():
         reason = sandbox.unavailable_reason()
         sandbox.close()  # what probing it opened (Docker: an engine connection)
-        raise SandboxUnavailableError(f"sandbox {name!r} is not available on this machine" + (f": {reason}" if reason else ""))
+        raise SandboxUnavailableError(f"sandbox {settings.type!r} is not available on this machine" + (f": {reason}" if reason else ""))
     return sandbox
 
 

@@ -70,3 +70,18 @@ def test_the_task_image_is_what_its_docker_episodes_run_in(make_task: MakeTask) 
         assert reward == 1.0 and "infra_error" not in info
     finally:
         env.close()
+
+
+def test_a_sandbox_configuration_with_options_is_what_the_episode_runs_in(tiny_task: Task) -> None:
+    from repogym_gym.errors import SandboxConfigError
+
+    require_bwrap()
+    env = RepoGymEnv(task=tiny_task, sandbox={"type": "bwrap", "limits": {"max_processes": 40}})
+    try:
+        assert env.sandbox_name == "bwrap" and env._sandbox.limits.max_processes == 40
+        reward, info = play_fix(env)
+        assert reward == 1.0 and "infra_error" not in info
+    finally:
+        env.close()
+    with pytest.raises(SandboxConfigError, match=r"invalid 'docker' sandbox: cpu: unknown field \(did you mean 'cpus'\?\)"):
+        RepoGymEnv(task=tiny_task, sandbox={"type": "docker", "cpu": 1})
