@@ -1,15 +1,13 @@
 """Shared fixtures: an isolated baseline cache and a factory for tiny real tasks.
 
 The tiny task is a real Python package with a real bug (``add`` subtracts), visible tests,
-a hidden test and a golden patch; every grading in the suite runs real pytest on it.
-"""
+a hidden test and a golden patch; every grading in the suite runs real pytest on it."""
 
 from __future__ import annotations
 
 import fcntl
 import os
-import textwrap
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,70 +17,15 @@ import yaml
 from repogym_gym import workspace as workspace_module
 from repogym_gym.task import Task, load_task, load_tasks
 from repogym_gym.tree import force_rmtree
-
-REPO_ROOT = Path(__file__).resolve().parents[1]
-STARTER = REPO_ROOT / "task_suites" / "starter"
-
-CALC_SOURCE = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n"
-VISIBLE_TESTS = textwrap.dedent(
-    """\
-    from calc import add, sub
-
-
-    def test_add():
-        assert add(2, 3) == 5
-
-
-    def test_sub():
-        assert sub(5, 3) == 2
-
-
-    def test_sub_zero():
-        assert sub(1, 0) == 1
-    """
+from tests.helpers import (
+    CALC_SOURCE,
+    GOLDEN_PATCH,
+    HIDDEN_TESTS,
+    STARTER,
+    VISIBLE_TESTS,
+    MakeTask,
+    tiny_spec,
 )
-HIDDEN_TESTS = textwrap.dedent(
-    """\
-    from calc import add
-
-
-    def test_add_negative():
-        assert add(-2, -3) == -5
-    """
-)
-GOLDEN_PATCH = textwrap.dedent(
-    """\
-    diff --git a/calc/__init__.py b/calc/__init__.py
-    --- a/calc/__init__.py
-    +++ b/calc/__init__.py
-    @@ -1,5 +1,5 @@
-     def add(a, b):
-    -    return a - b
-    +    return a + b
-     
-     
-     def sub(a, b):
-    """
-)
-FIXED_SOURCE = CALC_SOURCE.replace("return a - b", "return a + b", 1)
-
-
-def tiny_spec(**overrides: Any) -> dict[str, Any]:
-    """The tiny task's task.yaml as a dict; top-level keys in ``overrides`` replace the defaults."""
-    spec: dict[str, Any] = {
-        "id": "tiny-calc",
-        "type": "bugfix",
-        "problem_statement": "add(2, 3) returns -1 instead of 5.",
-        "tests": {
-            "command": "python -m pytest -q --junitxml={junit} tests",
-            "fail_to_pass": ["tests/test_calc.py::test_add", "tests/test_calc_hidden.py::test_add_negative"],
-            "pass_to_pass": ["tests/test_calc.py::test_sub", "tests/test_calc.py::test_sub_zero"],
-        },
-        "limits": {"max_steps": 10, "test_timeout_s": 60},
-        "tags": ["tiny"],
-    }
-    spec.update(overrides)
-    return spec
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -98,9 +41,6 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         os.environ.pop("REPOGYM_CACHE_DIR", None)
     else:
         os.environ["REPOGYM_CACHE_DIR"] = old
-
-
-MakeTask = Callable[..., Task]
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from repogym_gym.env import RepoEnv
 from repogym_gym.errors import PatchError, TaskNotFoundError
 from repogym_gym.task import Task
 from repogym_gym.workspace import Snapshot, Workspace
-from tests.conftest import FIXED_SOURCE, GOLDEN_PATCH, STARTER, MakeTask
+from tests.helpers import FIXED_SOURCE, GOLDEN_PATCH, STARTER, MakeTask
 
 STARTER_IDS = sorted(p.name for p in STARTER.iterdir() if (p / "task.yaml").is_file())
 SUBMIT = {"kind": "submit"}

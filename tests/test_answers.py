@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CALC_SOURCE, MakeTask
-from tests.sandbox.conftest import require_bwrap
+from tests.helpers import CALC_SOURCE, MakeTask
+from tests.sandbox.helpers import require_bwrap
 
 from repogym_gym.answers import AnswerCopy, golden_hunks, scan_for_answers
 from repogym_gym.baseline import BaselineStore

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.conftest import CALC_SOURCE, FIXED_SOURCE, GOLDEN_PATCH, HIDDEN_TESTS, VISIBLE_TESTS, MakeTask
+from tests.helpers import CALC_SOURCE, FIXED_SOURCE, GOLDEN_PATCH, HIDDEN_TESTS, VISIBLE_TESTS, MakeTask
 
 from repogym_gym.grading import grade_patch, grade_workspace
 from repogym_gym.junit import JUnitReport, parse_junit_xml

@@ -15,7 +15,7 @@ import pytest
 
 from repogym_gym.env import RepoEnv
 from repogym_gym.task import Task, load_task
-from tests.conftest import CALC_SOURCE, STARTER, MakeTask
+from tests.helpers import CALC_SOURCE, STARTER, MakeTask
 
 HOOK_RUNTEST = """
 import sys as _s

@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from tests.conftest import CALC_SOURCE, MakeTask
+from tests.helpers import CALC_SOURCE, MakeTask
 
 from repogym_gym.baseline import BaselineStore, default_cache_dir
 from repogym_gym.errors import RepoGymError, SetupError

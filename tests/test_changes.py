@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from tests.conftest import CALC_SOURCE, VISIBLE_TESTS, MakeTask
+from tests.helpers import CALC_SOURCE, VISIBLE_TESTS, MakeTask
 
 from repogym_gym import changes as changes_module
 from repogym_gym.changes import (

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from tests.conftest import STARTER, MakeTask, tiny_spec
+from tests.helpers import STARTER, MakeTask, tiny_spec
 from typer.testing import CliRunner
 
 from repogym_gym.cli import app, main

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -10,11 +9,7 @@ from typer.testing import CliRunner
 from repogym_gym.cli import app
 from repogym_gym.task import load_tasks
 from repogym_gym.validate import validate_task
-
-
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.email=a@b", "-c", "user.name=t", *args], cwd=repo, check=True,
-                   capture_output=True)
+from tests.helpers import git
 
 
 def test_mine_history_turns_a_fix_commit_into_a_sound_task(tmp_path: Path) -> None:

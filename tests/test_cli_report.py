@@ -11,7 +11,7 @@ import pytest
 
 from repogym_gym.cli import main
 from repogym_gym.runner import run_suite
-from tests.conftest import STARTER
+from tests.helpers import STARTER
 from tests.report.results_dirs import (
     real_results,
     synthetic,

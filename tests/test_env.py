@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.conftest import CALC_SOURCE, FIXED_SOURCE, HIDDEN_TESTS, VISIBLE_TESTS, MakeTask
+from tests.helpers import CALC_SOURCE, FIXED_SOURCE, HIDDEN_TESTS, VISIBLE_TESTS, MakeTask
 
 from repogym_gym.actions import ReadAction
 from repogym_gym.commands import DEFAULT_ALLOWLIST

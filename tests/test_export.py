@@ -15,7 +15,7 @@ from repogym_gym.errors import RunError
 from repogym_gym.export import ExportRecord, export_jsonl
 from repogym_gym.gym import tool_schema
 from repogym_gym.runner import RunResult
-from tests.conftest import FIXED_SOURCE
+from tests.helpers import FIXED_SOURCE
 from tests.report.results_dirs import real_results, synthetic, tiny_task_dir, write_run
 
 CONVERSATION = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "fix ünïcode ✓"},

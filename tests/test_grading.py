@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from tests.conftest import FIXED_SOURCE, GOLDEN_PATCH, MakeTask
+from tests.helpers import FIXED_SOURCE, GOLDEN_PATCH, MakeTask
 
 from repogym_gym.baseline import BaselineStore
 from repogym_gym.grading import default_grader, grade_patch, grade_workspace

@@ -11,7 +11,7 @@ import yaml
 
 from repogym_gym.hiding import checkout_paths, secret_paths
 from repogym_gym.task import Task, load_task
-from tests.conftest import MakeTask
+from tests.helpers import MakeTask
 
 
 def _retarget(task: Task, root: Path, **spec: object) -> Task:

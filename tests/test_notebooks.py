@@ -18,7 +18,7 @@ import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
-from tests.conftest import REPO_ROOT
+from tests.helpers import REPO_ROOT
 
 NOTEBOOKS = REPO_ROOT / "notebooks"
 NOTEBOOK_NAMES = sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))

@@ -13,7 +13,7 @@ import pytest
 from repogym_gym.errors import SetupError
 from repogym_gym.grading import grade_patch
 from repogym_gym.pyenv import ENV_READY_MARKER, command_env, ensure_env, env_key, grader_env, grader_env_dir
-from tests.conftest import CALC_SOURCE, GOLDEN_PATCH, MakeTask
+from tests.helpers import CALC_SOURCE, GOLDEN_PATCH, MakeTask
 
 PYTEST_PIN = f"pytest=={__import__('pytest').__version__}"
 

@@ -13,7 +13,6 @@ import http.server
 import io
 import os
 import socket
-import subprocess
 import tarfile
 import threading
 import zipfile
@@ -30,7 +29,7 @@ from repogym_gym.errors import SourceError, TaskError, TaskSpecError
 from repogym_gym.sources import fetch_sdist, fetch_tarball, materialize
 from repogym_gym.task import Task, load_task, parse_spec
 from repogym_gym.workspace import Workspace
-from tests.conftest import tiny_spec
+from tests.helpers import git, tiny_spec
 
 SIX = ("six", "1.16.0", "1e61c37477a1626458e36f7b1d82aa5c9b094fa4802892072e49de9c60c4c926")
 SIX_ENTRY = "six-1.16.0-1e61c37477a16264"
@@ -424,17 +423,6 @@ def test_concurrent_fetches_of_one_archive_download_it_once(tmp_path: Path, arch
 
 
 # --- git ---------------------------------------------------------------------------------------------
-
-GIT_ENV = {
-    "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonexistent", "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": os.devnull, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-    "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com",
-}
-
-
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, env=GIT_ENV, check=True, capture_output=True, text=True,
-                          timeout=60).stdout.strip()
 
 
 def commit_files(repo: Path, files: dict[str, str | None], message: str) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 import pydantic
 import pytest
 import yaml
-from tests.conftest import tiny_spec
+from tests.helpers import tiny_spec
 
 from repogym_gym import spec as spec_module
 from repogym_gym.errors import RepoGymError, TaskSpecError

@@ -77,3 +77,22 @@ def test_the_readme_layout_names_every_module_and_package() -> None:
         p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
     missing = sorted(n for n in names if f"{n}.py" not in words and n not in words)
     assert missing == []
+
+
+def test_no_test_module_imports_a_conftest() -> None:
+    """Shared test code lives in ``helpers.py`` modules; a conftest holds fixtures and hooks only."""
+    tests = Path(__file__).resolve().parent
+    offenders = []
+    for path in sorted(tests.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else \
+                [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            offenders += [f"{path.relative_to(tests)}: {n}" for n in names if n.split(".")[-1] == "conftest"]
+    assert offenders == []
+    conftests = sorted(tests.rglob("conftest.py"))
+    assert conftests, "the suite has conftests"
+    for conftest in conftests:  # and the conftests define only fixtures and pytest hooks
+        tree = ast.parse(conftest.read_text())
+        plain = [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("pytest_")
+                 and not any("fixture" in ast.unparse(d) for d in n.decorator_list)]
+        assert plain == [], f"{conftest.relative_to(tests)} defines helpers {plain}: move them to helpers.py"

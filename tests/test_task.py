@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from tests.conftest import CALC_SOURCE, STARTER, MakeTask, tiny_spec
+from tests.helpers import CALC_SOURCE, STARTER, MakeTask, tiny_spec
 
 from repogym_gym.errors import TaskNotFoundError, TaskSpecError
 from repogym_gym.task import Task, discover_tasks, load_task, load_tasks

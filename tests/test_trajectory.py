@@ -12,7 +12,7 @@ from repogym_gym.actions import Observation
 from repogym_gym.env import RepoEnv, StepResult
 from repogym_gym.task import Task
 from repogym_gym.trajectory import Trajectory, TrajectoryStep
-from tests.conftest import FIXED_SOURCE, MakeTask
+from tests.helpers import FIXED_SOURCE, MakeTask
 
 FIX: dict[str, Any] = {"kind": "write", "path": "calc/__init__.py", "content": FIXED_SOURCE}
 ENV_SPEC = '{"id": "RepoGym/tiny-calc-v0", "max_episode_steps": 10}'

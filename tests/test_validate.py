@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import difflib
 import shutil
 import tempfile
 from pathlib import Path
 
 import pytest
-from tests.conftest import CALC_SOURCE, FIXED_SOURCE, MakeTask, tiny_spec
-from tests.sandbox.conftest import require_bwrap
+from tests.helpers import CALC_SOURCE, FIXED_SOURCE, MakeTask, make_patch, tiny_spec
+from tests.sandbox.helpers import require_bwrap
 
 from repogym_gym.sandbox.bwrap import BubblewrapSandbox
 from repogym_gym.task import Task
@@ -23,11 +22,6 @@ CHECKS = ["baseline", "noop", "golden", "repeatable", "answer_hidden"]
 
 def check(report: TaskValidation, name: str):  # noqa: ANN201
     return next(c for c in report.checks if c.name == name)
-
-
-def make_patch(rel: str, old: str, new: str) -> str:
-    body = "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True), f"a/{rel}", f"b/{rel}"))
-    return f"diff --git a/{rel} b/{rel}\n{body}"
 
 
 def test_the_tiny_task_is_sound(tiny_task: Task) -> None:

@@ -10,7 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from tests.conftest import CALC_SOURCE, FIXED_SOURCE, GOLDEN_PATCH, HIDDEN_TESTS, VISIBLE_TESTS, MakeTask
+from tests.helpers import CALC_SOURCE, FIXED_SOURCE, GOLDEN_PATCH, HIDDEN_TESTS, VISIBLE_TESTS, MakeTask
 
 from repogym_gym.baseline import BaselineStore, copy_tree
 from repogym_gym.errors import GitMetadataError, PatchError, PathEscapeError

@@ -12,7 +12,7 @@ import yaml
 from repogym_gym.agents import ScriptedAgent, run_episode
 from repogym_gym.errors import AgentError
 from repogym_gym.task import Task
-from tests.conftest import FIXED_SOURCE
+from tests.helpers import FIXED_SOURCE
 
 SUBMIT = {"kind": "submit"}
 

@@ -16,7 +16,7 @@ import pytest
 from repogym_gym.agents import ShellAgent, run_episode
 from repogym_gym.errors import AgentError, UnconfinedWarning
 from repogym_gym.task import Task
-from tests.sandbox.conftest import require_bwrap
+from tests.sandbox.helpers import require_bwrap
 
 FIX_SCRIPT = (
     "import pathlib, sys\n"

@@ -10,15 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.conftest import MakeTask, tiny_spec
+from tests.helpers import MakeTask, grade_files, tiny_spec
 
 from repogym_gym.graders import CompositeGrader, PerfGrader, canon
-from repogym_gym.grading import grade_workspace
 from repogym_gym.graders.canon import NotPlainData, canonical, digest
 from repogym_gym.graders.perf import CANON_ENV, CANON_PATH
-from repogym_gym.results import GradeResult
 from repogym_gym.task import Task
-from repogym_gym.workspace import Workspace
 
 # -- the encoding ------------------------------------------------------------------------------------------
 
@@ -157,21 +154,14 @@ def canon_task(make_task: MakeTask) -> Task:
     return make_task(type="perf", files={"calc/slow.py": SLOW, "bench.py": BENCH}, tests=tests, perf=PERF, patch=None)
 
 
-def grade_files(task: Task, files: dict[str, str]) -> GradeResult:
-    with Workspace.create(task) as ws:
-        for rel, text in files.items():
-            ws.write(rel, text)
-        return grade_workspace(ws, grader=PERF_ONLY)
-
-
 def test_a_faster_candidate_returning_plain_data_matches_the_baselines_digest(canon_task: Task) -> None:
-    perf = grade_files(canon_task, {"calc/slow.py": FAST}).component("perf")
+    perf = grade_files(canon_task, {"calc/slow.py": FAST}, grader=PERF_ONLY).component("perf")
     assert (perf.score, perf.passed) == (1.0, True), perf.messages
 
 
 def test_a_candidate_returning_a_list_subclass_scores_0_naming_it(canon_task: Task) -> None:
     lying = "class Adopting(list):\n    pass\n\n\n" + FAST.replace("return [", "return Adopting([").replace("2)]", "2)])")
-    perf = grade_files(canon_task, {"calc/slow.py": lying}).component("perf")
+    perf = grade_files(canon_task, {"calc/slow.py": lying}, grader=PERF_ONLY).component("perf")
     assert (perf.score, perf.passed) == (0.0, False)
     assert perf.messages[0].startswith("candidate benchmark: exited 1"), perf.messages
     assert "result: an object of type calc.slow.Adopting is not plain data" in perf.messages[0], perf.messages
@@ -180,5 +170,5 @@ def test_a_candidate_returning_a_list_subclass_scores_0_naming_it(canon_task: Ta
 @pytest.mark.parametrize("planted", [CANON_PATH, f"{CANON_PATH}/__main__.py"], ids=["a-file", "a-directory"])
 def test_the_submissions_own_file_at_the_canon_path_is_replaced(canon_task: Task, planted: str) -> None:
     """A fake canonical form whose digest is a constant would make this correct candidate's output differ."""
-    perf = grade_files(canon_task, {"calc/slow.py": FAST, planted: FAKE_CANON}).component("perf")
+    perf = grade_files(canon_task, {"calc/slow.py": FAST, planted: FAKE_CANON}, grader=PERF_ONLY).component("perf")
     assert (perf.score, perf.passed) == (1.0, True), perf.messages

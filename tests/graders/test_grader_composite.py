@@ -5,14 +5,13 @@ from __future__ import annotations
 import math
 
 import pytest
-from tests.conftest import FIXED_SOURCE, GOLDEN_PATCH
+from tests.helpers import FIXED_SOURCE, GOLDEN_PATCH, grade_files
 
 from repogym_gym.errors import GraderError, RepoGymError
-from repogym_gym.grading import grade_patch, grade_workspace
+from repogym_gym.grading import grade_patch
 from repogym_gym.graders import CompositeGrader, ConstraintGrader, GradingContext, TestGrader, combine, component
 from repogym_gym.results import GradeComponent, GradeResult, Role
 from repogym_gym.task import Task
-from repogym_gym.workspace import Workspace
 
 
 def comp(name: str, score: float, *, role: Role = "objective", passed: bool = True, weight: float = 1.0) -> GradeComponent:
@@ -43,13 +42,6 @@ class RaisingGrader:
     def grade(self, ctx: GradingContext) -> GradeComponent:
         self.calls += 1
         raise self.exc
-
-
-def grade_files(task: Task, files: dict[str, str], grader: CompositeGrader) -> GradeResult:
-    with Workspace.create(task) as ws:
-        for rel, text in files.items():
-            ws.write(rel, text)
-        return grade_workspace(ws, grader=grader)
 
 
 # -- combine ----------------------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from tests.conftest import FIXED_SOURCE, GOLDEN_PATCH, MakeTask
+from tests.helpers import FIXED_SOURCE, GOLDEN_PATCH, MakeTask
 
 from repogym_gym.grading import grade_patch, grade_workspace
 from repogym_gym.graders import CompositeGrader, ConstraintGrader, GradingContext, component

@@ -3,30 +3,22 @@
 from __future__ import annotations
 
 import collections
-import difflib
 import doctest
 import math
 from pathlib import Path
 
 import pytest
-from tests.conftest import CALC_SOURCE, MakeTask, tiny_spec
+from tests.helpers import CALC_SOURCE, MakeTask, grade_files, make_patch, tiny_spec
 
-from repogym_gym.grading import grade_patch, grade_workspace
+from repogym_gym.grading import grade_patch
 from repogym_gym.graders import CompositeGrader, PerfGrader, perf_score
 from repogym_gym.graders import perfstats
 from repogym_gym.graders.perf import MIN_PAIRS_TO_ACCEPT
 from repogym_gym.graders.perfstats import judge, worst_case_speedup
-from repogym_gym.results import GradeResult
 from repogym_gym.task import Task
-from repogym_gym.workspace import Workspace
 
 SLOW = "import time\n\n\ndef work():\n    time.sleep(0.3)\n"
 FAST = SLOW.replace("time.sleep(0.3)", "time.sleep(0)")
-
-
-def make_patch(rel: str, old: str, new: str) -> str:
-    body = "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True), f"a/{rel}", f"b/{rel}"))
-    return f"diff --git a/{rel} b/{rel}\n{body}"
 
 
 def perf_task(make_task: MakeTask, files: dict[str, str], perf: dict[str, object], patch: str | None = None) -> Task:
@@ -37,14 +29,6 @@ def perf_task(make_task: MakeTask, files: dict[str, str], perf: dict[str, object
 
 #: The real PerfGrader alone (no test gate), for checks of the timing itself.
 PERF_ONLY = CompositeGrader([PerfGrader()])
-
-
-def grade_files(task: Task, files: dict[str, str], grader: CompositeGrader | None = None) -> GradeResult:
-    """Grade a submission writing ``files``; ``grader=None`` runs the task's full default pipeline."""
-    with Workspace.create(task) as ws:
-        for rel, text in files.items():
-            ws.write(rel, text)
-        return grade_workspace(ws, grader=grader)
 
 
 # -- the formula ---------------------------------------------------------------------------------------------

@@ -6,11 +6,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from tests.conftest import CALC_SOURCE, FIXED_SOURCE, GOLDEN_PATCH, MakeTask, tiny_spec
+from tests.helpers import CALC_SOURCE, FIXED_SOURCE, GOLDEN_PATCH, MakeTask, grade_files, tiny_spec
 
 from repogym_gym.grading import grade_patch, grade_workspace
 from repogym_gym.metrics import function_metrics
-from repogym_gym.results import GradeResult
 from repogym_gym.task import Task
 from repogym_gym.workspace import Workspace
 
@@ -20,14 +19,6 @@ RATES = "shipping/rates.py"
 @pytest.fixture(scope="module")
 def refactor_task(starter_tasks: list[Task]) -> Task:
     return next(t for t in starter_tasks if t.id == "shipping-quote-refactor")
-
-
-def grade_files(task: Task, files: dict[str, str], patch: str = "") -> GradeResult:
-    with Workspace.create(task) as ws:
-        ws.apply_patch(patch)
-        for rel, text in files.items():
-            ws.write(rel, text)
-        return grade_workspace(ws)
 
 
 def golden_rates(task: Task) -> str:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import difflib
 import textwrap
 from pathlib import Path
 
-from tests.conftest import CALC_SOURCE, GOLDEN_PATCH, VISIBLE_TESTS, MakeTask, tiny_spec
+from tests.helpers import CALC_SOURCE, GOLDEN_PATCH, VISIBLE_TESTS, MakeTask, make_patch, tiny_spec
 
 from repogym_gym.grading import grade_patch
 from repogym_gym.graders.testrun import run_tests, write_ini
@@ -16,12 +15,6 @@ from repogym_gym.spec import TestSpec
 
 ADD = "tests/test_calc.py::test_add"
 SUB = "tests/test_calc.py::test_sub"
-
-
-def make_patch(rel: str, old: str, new: str) -> str:
-    """A git-format patch turning ``old`` into ``new`` at ``rel``."""
-    body = "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True), f"a/{rel}", f"b/{rel}"))
-    return f"diff --git a/{rel} b/{rel}\n{body}"
 
 
 def invalid_message(result: GradeResult) -> str:

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from tests.conftest import CALC_SOURCE, FIXED_SOURCE, MakeTask, tiny_spec
+from tests.helpers import CALC_SOURCE, FIXED_SOURCE, MakeTask, grade_files, tiny_spec
 
-from repogym_gym.grading import grade_patch, grade_workspace
+from repogym_gym.grading import grade_patch
 from repogym_gym.graders import score_tests
-from repogym_gym.results import GradeResult
 from repogym_gym.task import Task
-from repogym_gym.workspace import Workspace
 
 ADD = "tests/test_calc.py::test_add"
 ADD_NEG = "tests/test_calc_hidden.py::test_add_negative"
@@ -21,14 +19,6 @@ HALF_FIX = CALC_SOURCE.replace("return a - b", "return a + b if a > 0 else a - b
 #: Fixes add fully but breaks sub so that test_sub fails (sub(5, 3) == 8) and test_sub_zero passes.
 FIX_BREAKING_SUB = FIXED_SOURCE.replace("def sub(a, b):\n    return a - b", "def sub(a, b):\n    return a + b")
 HALF_FIX_BREAKING_SUB = HALF_FIX.replace("def sub(a, b):\n    return a - b", "def sub(a, b):\n    return a + b")
-
-
-def grade_files(task: Task, files: dict[str, str]) -> GradeResult:
-    """Grade a submission that writes ``files`` (path -> text) into a fresh workspace."""
-    with Workspace.create(task) as ws:
-        for rel, text in files.items():
-            ws.write(rel, text)
-        return grade_workspace(ws)
 
 
 def grading(**overrides: object) -> dict[str, object]:

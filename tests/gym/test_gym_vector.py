@@ -13,7 +13,7 @@ from repogym_gym.gym import (
     make_group,
     make_thread_vec,
 )
-from tests.conftest import FIXED_SOURCE
+from tests.helpers import FIXED_SOURCE
 from tests.gym.helpers import batch
 
 FIX = {"kind": "write", "path": "calc/__init__.py", "content": FIXED_SOURCE}

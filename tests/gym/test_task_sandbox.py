@@ -7,8 +7,8 @@ import pytest
 from repogym_gym.errors import TaskSpecError
 from repogym_gym.gym import RepoGymEnv
 from repogym_gym.task import Task
-from tests.conftest import FIXED_SOURCE, MakeTask
-from tests.sandbox.conftest import require_bwrap, require_docker
+from tests.helpers import FIXED_SOURCE, MakeTask
+from tests.sandbox.helpers import require_bwrap, require_docker
 
 FIX = {"kind": "write", "path": "calc/__init__.py", "content": FIXED_SOURCE}
 

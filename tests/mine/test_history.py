@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import os
 import subprocess
 import tarfile
 import textwrap
@@ -18,6 +17,7 @@ from repogym_gym.mine.history import HistoryOptions, mine_history, mine_releases
 from repogym_gym.spec import TestSpec
 from repogym_gym.task import load_task
 from repogym_gym.validate import validate_task
+from tests.helpers import git
 
 TESTS_SPEC = TestSpec(command="python -m pytest -q --junitxml={junit} tests", hidden="hidden")
 TEMPLATE = {"limits": {"max_steps": 20}, "tags": ["mined", "history"]}
@@ -53,16 +53,6 @@ FLAKY = textwrap.dedent(
 )
 F2P = "tests/test_core.py::test_add"
 P2P = ["tests/test_core.py::test_mul", "tests/test_core.py::test_mul_zero"]
-
-
-def git(repo: Path, *args: str) -> str:
-    env = {
-        "PATH": os.environ["PATH"], "HOME": "/nonexistent", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null",
-        "GIT_AUTHOR_NAME": "dev", "GIT_AUTHOR_EMAIL": "dev@example.com", "GIT_AUTHOR_DATE": "2024-01-01T00:00:00+0000",
-        "GIT_COMMITTER_NAME": "dev", "GIT_COMMITTER_EMAIL": "dev@example.com",
-        "GIT_COMMITTER_DATE": "2024-01-01T00:00:00+0000",
-    }
-    return subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True).stdout.strip()
 
 
 def commit(repo: Path, message: str, files: dict[str, str | None]) -> str:

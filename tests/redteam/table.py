@@ -2,7 +2,7 @@
 
 Every test of the suite asserts the outcome its marker declares for the sandbox it runs in, so
 the table is what a green run of the suite shows. A column whose sandbox is not in
-:data:`~tests.redteam.conftest.SANDBOXES` yet reads "pending".
+:data:`~tests.redteam.helpers.SANDBOXES` yet reads "pending".
 
 Usage::
 
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.redteam.conftest import SANDBOXES, TABLE_SANDBOXES, outcome_in
+from tests.redteam.helpers import SANDBOXES, TABLE_SANDBOXES, outcome_in
 
 README = Path(__file__).with_name("README.md")
 #: The project's README, which carries the same table.

@@ -34,13 +34,11 @@ from repogym_gym.export import export_jsonl
 from repogym_gym.runner import run_task
 from repogym_gym.sandbox import Sandbox
 from repogym_gym.task import Task, load_task
-from tests.conftest import FIXED_SOURCE, MakeTask
-from tests.redteam.conftest import GUARDRAIL, Start, assert_unearned_zero, attack, require_sandbox, run, script, submit
+from tests.helpers import FIXED_SOURCE, GIT_ENV, MakeTask, git
+from tests.redteam.helpers import GUARDRAIL, Start, assert_unearned_zero, attack, require_sandbox, run, script, submit
 
 G = "information leaks"
 FIX = "return a + b"  # only the golden version of calc/__init__.py (or a fixed source) holds it
-GIT_ENV = {"PATH": os.environ["PATH"], "HOME": "/nonexistent", "GIT_CONFIG_NOSYSTEM": "1",
-           "GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@b", "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@b"}
 
 READ_PROBE = """\
 import glob, os, site, sys
@@ -301,10 +299,6 @@ def test_exports_and_results_are_private_and_out_of_sight(sandbox: Sandbox, tiny
         assert "done" in text and FIX not in text, text
 
 
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True, env=GIT_ENV).stdout
-
-
 @pytest.fixture
 def second_checkouts(tiny_task: Task, host_dir: Path) -> Iterator[tuple[Task, list[Path]]]:
     """The tiny task in a suite checkout outside /tmp, plus a copy of that suite under /opt and a
@@ -312,9 +306,9 @@ def second_checkouts(tiny_task: Task, host_dir: Path) -> Iterator[tuple[Task, li
     suite = host_dir / "suite"
     shutil.copytree(tiny_task.root, suite / "tiny-calc")
     (suite / "README.md").write_text("suite\n")
-    _git(suite, "init", "-q")
-    _git(suite, "add", "-A")
-    _git(suite, "commit", "-qm", "tasks")
+    git(suite, "init", "-q")
+    git(suite, "add", "-A")
+    git(suite, "commit", "-qm", "tasks")
     others = [Path(tempfile.mkdtemp(prefix="repogym-redteam-", dir=d)) for d in ("/opt", "/srv")]
     try:
         for other in others:

@@ -14,8 +14,8 @@ import pytest
 
 import repogym_gym  # noqa: F401  (registers RepoGym/<task>-v0)
 from repogym_gym.agents import GoldenAgent, NoopAgent, run_episode
-from tests.conftest import FIXED_SOURCE, MakeTask
-from tests.redteam.conftest import attack, processes_in, require_sandbox
+from tests.helpers import FIXED_SOURCE, MakeTask
+from tests.redteam.helpers import attack, processes_in, require_sandbox
 from tests.redteam.table import PROJECT_README, README, render_table
 
 G = "controls"

@@ -12,7 +12,7 @@ import pytest
 from repogym_gym.env import RepoEnv
 from repogym_gym.sandbox import Sandbox
 from repogym_gym.task import Task
-from tests.redteam.conftest import GUARDRAIL, Start, act, assert_unearned_zero, attack, run, script, submit, violations
+from tests.redteam.helpers import GUARDRAIL, Start, act, assert_unearned_zero, attack, run, script, submit, violations
 
 G = "escapes"
 

@@ -20,8 +20,8 @@ import pytest
 from repogym_gym.env import RepoEnv, StepResult
 from repogym_gym.sandbox.disk import tree_bytes
 from repogym_gym.task import Task
-from tests.conftest import FIXED_SOURCE, MakeTask
-from tests.redteam.conftest import (
+from tests.helpers import FIXED_SOURCE, MakeTask
+from tests.redteam.helpers import (
     GUARDRAIL,
     Start,
     act,

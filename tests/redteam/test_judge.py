@@ -12,8 +12,8 @@ import textwrap
 import pytest
 
 from repogym_gym.task import Task
-from tests.conftest import CALC_SOURCE
-from tests.redteam.conftest import Start, assert_unearned_zero, attack, component, submit, write
+from tests.helpers import CALC_SOURCE
+from tests.redteam.helpers import Start, assert_unearned_zero, attack, component, submit, write
 
 G = "the judge"
 

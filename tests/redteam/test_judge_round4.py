@@ -32,8 +32,8 @@ from pathlib import Path
 import pytest
 
 from repogym_gym.task import Task, load_task
-from tests.conftest import STARTER
-from tests.redteam.conftest import Start, assert_unearned_zero, attack, component, submit, write
+from tests.helpers import STARTER
+from tests.redteam.helpers import Start, assert_unearned_zero, attack, component, submit, write
 
 G = "the judge"
 INIT = "pagekit/__init__.py"

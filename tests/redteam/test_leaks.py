@@ -19,18 +19,11 @@ import yaml
 from repogym_gym.env import RepoEnv
 from repogym_gym.sandbox import Sandbox
 from repogym_gym.task import Task, load_task
-from tests.conftest import CALC_SOURCE, FIXED_SOURCE, GOLDEN_PATCH, HIDDEN_TESTS, VISIBLE_TESTS, tiny_spec
-from tests.redteam.conftest import GUARDRAIL, Start, act, assert_unearned_zero, attack, component, script, submit, write
+from tests.helpers import CALC_SOURCE, FIXED_SOURCE, GOLDEN_PATCH, HIDDEN_TESTS, VISIBLE_TESTS, git, tiny_spec
+from tests.redteam.helpers import GUARDRAIL, Start, act, assert_unearned_zero, attack, component, script, submit, write
 
 G = "information leaks"
-GIT_ENV = {"PATH": os.environ["PATH"], "HOME": "/nonexistent", "GIT_CONFIG_NOSYSTEM": "1",
-           "GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@b", "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@b"}
 GOLDEN_LINE = "+    return a + b"  # only the golden patch (or a fixed source) holds it
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True,
-                          env=GIT_ENV).stdout.strip()
 
 
 def write_task(root: Path, *, hidden: str = HIDDEN_TESTS, **overrides: object) -> Path:

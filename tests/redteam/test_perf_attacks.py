@@ -35,8 +35,8 @@ from repogym_gym.sandbox import LocalSandbox
 from repogym_gym.task import Task, load_task
 from repogym_gym.grading_copy import build_grading_copy
 from repogym_gym.workspace import Workspace
-from tests.conftest import FIXED_SOURCE, STARTER, MakeTask
-from tests.redteam.conftest import (
+from tests.helpers import FIXED_SOURCE, STARTER, MakeTask
+from tests.redteam.helpers import (
     GUARDRAIL,
     Start,
     assert_unearned_zero,

@@ -21,8 +21,8 @@ import pytest
 from repogym_gym.env import RepoEnv, StepResult
 from repogym_gym.metrics import function_metrics
 from repogym_gym.task import Task, load_task
-from tests.conftest import STARTER
-from tests.redteam.conftest import Start, assert_unearned_zero, attack, component, run, submit, write
+from tests.helpers import STARTER
+from tests.redteam.helpers import Start, assert_unearned_zero, attack, component, run, submit, write
 
 G = "refactor tasks"
 RATES = "shipping/rates.py"

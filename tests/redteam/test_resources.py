@@ -9,8 +9,8 @@ import pytest
 
 from repogym_gym.sandbox.disk import tree_bytes
 from repogym_gym.task import Task
-from tests.conftest import CALC_SOURCE, FIXED_SOURCE, MakeTask
-from tests.redteam.conftest import (
+from tests.helpers import CALC_SOURCE, FIXED_SOURCE, MakeTask
+from tests.redteam.helpers import (
     GUARDRAIL,
     Start,
     act,

@@ -30,8 +30,8 @@ from __future__ import annotations
 import pytest
 
 from repogym_gym.task import Task, load_task
-from tests.conftest import CALC_SOURCE, STARTER
-from tests.redteam.conftest import Start, assert_unearned_zero, attack, component, messages, submit, write
+from tests.helpers import CALC_SOURCE, STARTER
+from tests.redteam.helpers import Start, assert_unearned_zero, attack, component, messages, submit, write
 
 G = "grading around the judge"
 

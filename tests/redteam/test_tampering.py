@@ -18,8 +18,8 @@ import pytest
 from repogym_gym.baseline import default_cache_dir
 from repogym_gym.pyenv import grader_env_dir
 from repogym_gym.task import Task
-from tests.conftest import CALC_SOURCE, FIXED_SOURCE, REPO_ROOT
-from tests.redteam.conftest import (
+from tests.helpers import CALC_SOURCE, FIXED_SOURCE, REPO_ROOT
+from tests.redteam.helpers import (
     FORCE_PASS,
     TEST_ADD,
     Start,

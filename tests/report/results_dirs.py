@@ -19,7 +19,7 @@ from repogym_gym.agents.registry import AgentSpec
 from repogym_gym.gym import RepoGymEnv
 from repogym_gym.results import GradeComponent, GradeResult
 from repogym_gym.runner import RunConfig, RunResult, result_path
-from tests.conftest import (
+from tests.helpers import (
     CALC_SOURCE,
     GOLDEN_PATCH,
     HIDDEN_TESTS,
@@ -63,7 +63,7 @@ def write_run(out: Path, results: Iterable[RunResult], *, agents: list[str] | No
 
 
 def tiny_task_dir(root: Path) -> Path:
-    """Write the tiny task of tests/conftest.py (``tiny-calc``: add() subtracts) at ``root``."""
+    """Write the tiny task of tests/helpers.py (``tiny-calc``: add() subtracts) at ``root``."""
     files = {"repo/calc/__init__.py": CALC_SOURCE, "repo/tests/test_calc.py": VISIBLE_TESTS,
              "hidden/tests/test_calc_hidden.py": HIDDEN_TESTS, "solution.patch": GOLDEN_PATCH,
              "task.yaml": yaml.safe_dump(tiny_spec(), sort_keys=False)}

@@ -12,7 +12,7 @@ from typing import Any
 
 from repogym_gym.errors import AgentInfraError
 from repogym_gym.task import Task
-from tests.conftest import FIXED_SOURCE
+from tests.helpers import FIXED_SOURCE
 
 SUBMIT = {"kind": "submit"}
 

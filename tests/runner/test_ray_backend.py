@@ -15,7 +15,7 @@ from repogym_gym.errors import RunError
 from repogym_gym.runner import load_results, run_suite
 from repogym_gym.runner.ray_backend import ray_session
 from repogym_gym.task import Task
-from tests.conftest import STARTER
+from tests.helpers import STARTER
 from tests.runner.test_run import STARTER_IDS, STARTER_OUTCOMES, outcomes
 
 

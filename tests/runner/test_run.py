@@ -12,8 +12,8 @@ from repogym_gym.errors import AgentNotFoundError, RunError, SandboxUnavailableE
 from repogym_gym.runner import RunConfig, RunResult, RunSummary, load_results, result_path, run_suite, run_task
 from repogym_gym.task import Task
 from repogym_gym.trajectory import Trajectory
-from tests.conftest import FIXED_SOURCE, STARTER, MakeTask
-from tests.sandbox.conftest import require_bwrap
+from tests.helpers import FIXED_SOURCE, STARTER, MakeTask
+from tests.sandbox.helpers import require_bwrap
 
 STARTER_IDS = sorted(p.name for p in STARTER.iterdir() if (p / "task.yaml").is_file())
 #: (agent, task, sample, score, passed) of golden and noop on the starter suite, whatever the backend.

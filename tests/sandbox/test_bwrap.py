@@ -24,8 +24,8 @@ from repogym_gym.sandbox import LocalSandbox, Sandbox, default_sandbox, make_san
 from repogym_gym.sandbox import bwrap as bwrap_module
 from repogym_gym.sandbox.bwrap import BubblewrapSandbox, _shared_pool
 from repogym_gym.spec import LimitsSpec
-from tests.conftest import STARTER
-from tests.sandbox.conftest import pool_processes, require_bwrap, sh
+from tests.helpers import STARTER
+from tests.sandbox.helpers import pool_processes, require_bwrap, sh
 
 
 # --- identity and privileges -------------------------------------------------------------------

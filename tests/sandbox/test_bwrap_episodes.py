@@ -18,8 +18,8 @@ from repogym_gym.pyenv import env_dir, grader_env_dir
 from repogym_gym.sandbox import LocalSandbox, Sandbox
 from repogym_gym.sandbox.bwrap import BubblewrapSandbox
 from repogym_gym.task import Task, load_task
-from tests.conftest import FIXED_SOURCE, STARTER, MakeTask
-from tests.sandbox.conftest import require_bwrap
+from tests.helpers import FIXED_SOURCE, STARTER, MakeTask
+from tests.sandbox.helpers import require_bwrap
 
 STARTER_IDS = sorted(p.name for p in STARTER.iterdir() if (p / "task.yaml").is_file())
 

@@ -35,8 +35,8 @@ from repogym_gym.sandbox.docker import COMMAND_UID, PID_LABEL, DockerSandbox
 from repogym_gym.sandbox.engine import connect, engine_url, socket_path
 from repogym_gym.spec import LimitsSpec
 from repogym_gym.task import Task, load_task
-from tests.conftest import FIXED_SOURCE, STARTER
-from tests.sandbox.conftest import my_containers, require_bwrap, require_docker
+from tests.helpers import FIXED_SOURCE, STARTER
+from tests.sandbox.helpers import my_containers, require_bwrap, require_docker
 
 STARTER_IDS = sorted(p.name for p in STARTER.iterdir() if (p / "task.yaml").is_file())
 

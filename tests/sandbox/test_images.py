@@ -126,7 +126,7 @@ def test_repogym_envs_build_of_an_unknown_recipe_exits_2_naming_the_recipes(caps
 
 
 def test_repogym_envs_build_of_the_built_base_is_a_no_op(capsys: pytest.CaptureFixture[str]) -> None:
-    from tests.sandbox.conftest import require_docker
+    from tests.sandbox.helpers import require_docker
 
     require_docker().close()
     code, out, _ = run_main(["envs", "build"], capsys)

@@ -18,7 +18,7 @@ import pytest
 from repogym_gym.errors import SandboxError
 from repogym_gym.sandbox import seccomp as seccomp_module
 from repogym_gym.sandbox.seccomp import DENIED_SYSCALLS, SYSCALL_NUMBERS, keyring_filter
-from tests.sandbox.conftest import require_bwrap
+from tests.sandbox.helpers import require_bwrap
 
 X86_64, I386, AARCH64, ARM, RISCV64 = 0xC000003E, 0x40000003, 0xC00000B7, 0x40000028, 0xC00000F3
 ALLOW, KILL, EPERM = 0x7FFF0000, 0x80000000, 0x00050000 | errno.EPERM
