@@ -35,18 +35,11 @@ from repogym_gym.pyenv import command_env, ensure_env, grader_env
 from repogym_gym.sandbox import LocalSandbox, Sandbox
 from repogym_gym.sources import materialize
 from repogym_gym.task import Task
-from repogym_gym.tree import Entry, Manifest, scan_tree
+from repogym_gym.tree import Entry, Manifest, git_mode, scan_tree
 
-__all__ = ["Baseline", "BaselineStore", "default_cache_dir", "git_mode"]
+__all__ = ["Baseline", "BaselineStore", "default_cache_dir"]
 
 _FORMAT = 1
-
-
-def git_mode(entry: Entry) -> int:
-    """git's mode for a manifest entry (100644, 100755 or 120000)."""
-    if entry.kind == "symlink":
-        return 0o120000
-    return 0o100755 if entry.mode & 0o111 else 0o100644
 
 
 def copy_tree(src: Path, dest: Path) -> None:

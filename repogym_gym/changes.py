@@ -35,7 +35,7 @@ import pathspec
 
 from repogym_gym.safetext import first_surrogate, safe_text
 from repogym_gym.task import Task
-from repogym_gym.tree import UNHASHED, Entry, TreeChange, diff_manifests, scan_tree
+from repogym_gym.tree import GIT_MODE_SYMLINK, UNHASHED, Entry, TreeChange, diff_manifests, git_mode, scan_tree
 
 __all__ = [
     "DEFAULT_PROTECTED",
@@ -232,7 +232,7 @@ def _classify(change: TreeChange, root: Path, baseline_tree: Path, policy: Carry
         return Rejection(path, "special", f"{path} is a fifo, socket or device; only regular files are carried")
     if new.kind == "symlink":
         if policy.allow_symlinks and _symlink_inside(root, path):
-            return CarriedFile(path, change.status, 0o120000, os.fsencode(os.readlink(root / path)))
+            return CarriedFile(path, change.status, GIT_MODE_SYMLINK, os.fsencode(os.readlink(root / path)))
         return Rejection(path, "symlink", f"{path} is a symlink; symlinks are not carried")
     if new.size > MAX_CARRIED_FILE_BYTES:
         return Rejection(path, "too_large", f"{path} is {new.size} bytes, over the {MAX_CARRIED_FILE_BYTES}-byte limit")
@@ -243,8 +243,7 @@ def _classify(change: TreeChange, root: Path, baseline_tree: Path, policy: Carry
         data = fh.read(MAX_CARRIED_FILE_BYTES + 1)
     if len(data) > MAX_CARRIED_FILE_BYTES:  # grew after it was hashed
         return Rejection(path, "too_large", f"{path} is over the {MAX_CARRIED_FILE_BYTES}-byte limit")
-    mode = 0o100755 if new.mode & 0o111 else 0o100644
-    return CarriedFile(path, change.status, mode, data)
+    return CarriedFile(path, change.status, git_mode(new), data)
 
 
 def collect_changes(

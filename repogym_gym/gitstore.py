@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import tarfile
 import tempfile
@@ -26,7 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repogym_gym.errors import GitCommandError, GitMetadataError, PatchError
-from repogym_gym.tree import remove_path, write_file_safely
+from repogym_gym.sandbox.process import run_captured
+from repogym_gym.tree import GIT_MODE_SYMLINK, remove_path, write_file_safely
 
 __all__ = [
     "BASELINE_REF",
@@ -109,25 +109,13 @@ def run_git(args: Sequence[str], *, git_dir: Path | None, cwd: Path, stdin: byte
     if git_dir is not None:
         argv.append(f"--git-dir={git_dir}")
     try:
-        proc = subprocess.Popen(
-            [*argv, *args],
-            cwd=cwd,
-            env=_git_env(network),
-            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
+        code, out, err = run_captured([*argv, *args], cwd=cwd, env=_git_env(network), timeout_s=timeout_s, stdin=stdin)
     except FileNotFoundError:
         raise GitMetadataError("the git program is not installed (or not on PATH); install git") from None
-    try:
-        out, err = proc.communicate(stdin, timeout=timeout_s)
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
         raise GitMetadataError(f"git {args[0]} timed out after {timeout_s:.0f} s") from None
-    if proc.returncode != 0:
-        raise GitCommandError(args[0], proc.returncode, err.decode("utf-8", "replace").strip())
+    if code != 0:
+        raise GitCommandError(args[0], code, err.decode("utf-8", "replace").strip())
     return out
 
 
@@ -324,5 +312,5 @@ def files_from_manifest(root: Path, paths: Mapping[str, int]) -> Iterable[tuple[
     """Yield (path, git mode, content) for ``paths`` (path -> git mode) under ``root``, lazily."""
     for path, mode in sorted(paths.items()):
         full = root / path
-        data = os.fsencode(os.readlink(full)) if mode == 0o120000 else full.read_bytes()
+        data = os.fsencode(os.readlink(full)) if mode == GIT_MODE_SYMLINK else full.read_bytes()
         yield path, mode, data

@@ -19,7 +19,7 @@ from repogym_gym.baseline import Baseline, copy_tree
 from repogym_gym.changes import CarriedFile, ChangeSet
 from repogym_gym.errors import PathEscapeError, WorkspaceError
 from repogym_gym.task import Task
-from repogym_gym.tree import remove_path, scan_tree, write_file_safely
+from repogym_gym.tree import GIT_MODE_EXECUTABLE, GIT_MODE_SYMLINK, remove_path, scan_tree, write_file_safely
 from repogym_gym.workspace import Snapshot
 
 __all__ = ["build_grading_copy", "inject_hidden"]
@@ -62,12 +62,12 @@ def _carry(repo: Path, change: CarriedFile) -> None:
     if change.status == "deleted":
         if not any(p.is_symlink() or (p.exists() and not p.is_dir()) for p in target.parents if repo in p.parents):
             remove_path(target)
-    elif change.git_mode == 0o120000:
+    elif change.git_mode == GIT_MODE_SYMLINK:
         write_file_safely(repo, change.path, b"")  # checks the parents, then replace by the link
         remove_path(target)
         os.symlink(change.data or b"", os.fsencode(target))  # bytes: a target need not be UTF-8
     else:
-        write_file_safely(repo, change.path, change.data or b"", 0o755 if change.git_mode == 0o100755 else 0o644)
+        write_file_safely(repo, change.path, change.data or b"", 0o755 if change.git_mode == GIT_MODE_EXECUTABLE else 0o644)
 
 
 def inject_hidden(task: Task, repo: Path, *, tests: bool = True) -> list[str]:

@@ -26,7 +26,6 @@ import http.client
 import os
 import re
 import shutil
-import signal
 import stat
 import subprocess
 import sys
@@ -45,6 +44,7 @@ from pydantic import ValidationError
 
 from repogym_gym.errors import GitMetadataError, SourceError, validation_summary
 from repogym_gym.gitstore import GitCommandError, export_tree, has_commit, run_git
+from repogym_gym.sandbox.process import run_captured
 from repogym_gym.spec import GitSource, LocalSource, PypiSource, Source, TarballSource
 from repogym_gym.task import Task
 
@@ -160,18 +160,14 @@ def _pip_download(what: str, dest: Path, *, cwd: Path) -> None:
     argv = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "-d", str(dest), what]
     env = {k: v for k, v in os.environ.items() if k in _PIP_ENV_NAMES or k.startswith(_PIP_ENV_PREFIXES)}
     env.update(PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1")
-    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        out, _ = proc.communicate(timeout=_PIP_TIMEOUT_S)
+        code, out, _ = run_captured(argv, cwd=cwd, env=env, timeout_s=_PIP_TIMEOUT_S, merge_stderr=True)
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
         raise SourceError(
             f"pip download {what} timed out after {_PIP_TIMEOUT_S:.0f} s; check the network and the index, then retry"
         ) from None
-    if proc.returncode != 0:
-        raise SourceError(_pip_failure(what, proc.returncode, out.decode("utf-8", "replace")))
+    if code != 0:
+        raise SourceError(_pip_failure(what, code, out.decode("utf-8", "replace")))
 
 
 def _pip_failure(what: str, code: int, output: str) -> str:

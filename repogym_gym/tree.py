@@ -37,12 +37,16 @@ __all__ = [
     "Entry",
     "Manifest",
     "TreeChange",
+    "GIT_MODE_EXECUTABLE",
+    "GIT_MODE_FILE",
+    "GIT_MODE_SYMLINK",
     "UNHASHED",
     "WalkItem",
     "check_parents",
     "diff_manifests",
     "discard_tree",
     "force_rmtree",
+    "git_mode",
     "hash_file",
     "remove_path",
     "scan_tree",
@@ -51,6 +55,8 @@ __all__ = [
 ]
 
 EntryKind = Literal["file", "symlink", "special", "unreadable"]
+#: git's modes of the entries a tree records: a regular file, an executable one, a symlink.
+GIT_MODE_FILE, GIT_MODE_EXECUTABLE, GIT_MODE_SYMLINK = 0o100644, 0o100755, 0o120000
 #: The digest of a regular file :func:`scan_tree` did not read (past its ``max_hashed_bytes``).
 UNHASHED = "unhashed"
 #: Directories never walked, at any depth: git metadata an agent creates in its work tree is not part of a change.
@@ -99,6 +105,13 @@ class TreeChange:
     status: Literal["added", "modified", "deleted"]
     old: Entry | None
     new: Entry | None
+
+
+def git_mode(entry: Entry) -> int:
+    """git's mode for a manifest entry: :data:`GIT_MODE_SYMLINK`, :data:`GIT_MODE_EXECUTABLE` (any x bit) or :data:`GIT_MODE_FILE`."""
+    if entry.kind == "symlink":
+        return GIT_MODE_SYMLINK
+    return GIT_MODE_EXECUTABLE if entry.mode & 0o111 else GIT_MODE_FILE
 
 
 def hash_file(path: Path) -> tuple[str, int]:

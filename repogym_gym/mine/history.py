@@ -50,7 +50,6 @@ from typing import Any
 import pathspec
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from repogym_gym.baseline import git_mode
 from repogym_gym.changes import CarryPolicy
 from repogym_gym.errors import GitMetadataError
 from repogym_gym.gitstore import (
@@ -66,7 +65,7 @@ from repogym_gym.paths import default_cache_dir
 from repogym_gym.sources import materialize_source
 from repogym_gym.spec import PypiSource, TaskSpec, TestSpec, check_task_id
 from repogym_gym.task import Task, dump_yaml
-from repogym_gym.tree import scan_tree
+from repogym_gym.tree import git_mode, scan_tree
 
 __all__ = ["HistoryOptions", "HistoryReport", "MinedHistoryTask", "mine_history", "mine_releases"]
 

@@ -55,6 +55,7 @@ import difflib
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from repogym_gym.mine.equivalence import is_equivalent
 from repogym_gym.mine.functions import FunctionCompiler, future_flags, owned_nodes
@@ -92,42 +93,6 @@ class Mutation:
     replacement: str  # the text put in its place ("" deletes the span)
     description: str  # says what kind of fault and where, never the fix: for reports only
 
-
-OPERATORS: dict[str, str] = {
-    "arithmetic_change": "an arithmetic or bitwise operator replaced (+ -, * /, // /, % //, ...)",
-    "boolean_swap": "`and` and `or` exchanged",
-    "break_continue_swap": "`break` and `continue` exchanged",
-    "comparison_swap": "a comparison operator replaced by its neighbour or negation",
-    "constant_off_by_one": "an integer literal n replaced by n + 1 or n - 1",
-    "loop_body_removed": "a loop body removed (`for`: pass, `while`: break)",
-    "negate_condition": "the test of an if, elif, while, conditional or comprehension negated",
-    "remove_else": "the final `else:` block of an if removed",
-    "remove_exception_handler": "an `except` clause removed, or its body replaced by `raise`",
-    "remove_return_value": "`return x` replaced by `return None`",
-    "remove_statement": "a call, assignment or augmented assignment replaced by `pass`",
-    "return_constant_flip": "`return True` and `return False` exchanged",
-    "slice_bounds": "a slice bound dropped or shifted by one",
-    "swap_call_arguments": "the first two positional arguments of a call exchanged",
-    "unary_removal": "a unary `not`, `-` or `~` removed",
-}
-
-_NOUNS = {
-    "arithmetic_change": "an arithmetic operator changed",
-    "boolean_swap": "a boolean operator changed",
-    "break_continue_swap": "a loop jump changed",
-    "comparison_swap": "a comparison changed",
-    "constant_off_by_one": "a constant changed",
-    "loop_body_removed": "a loop changed",
-    "negate_condition": "a condition changed",
-    "remove_else": "a branch removed",
-    "remove_exception_handler": "exception handling changed",
-    "remove_return_value": "a return value changed",
-    "remove_statement": "a statement removed",
-    "return_constant_flip": "a return value changed",
-    "slice_bounds": "a slice changed",
-    "swap_call_arguments": "call arguments changed",
-    "unary_removal": "an operator removed",
-}
 
 _Edit = tuple[int, int, str]  # start offset, end offset (characters), replacement
 _Rule = Callable[[ast.AST, ast.AST, SourceMap], Iterator[_Edit]]
@@ -344,23 +309,66 @@ def _break_continue_swap(node: ast.stmt, parent: ast.AST, src: SourceMap) -> Ite
     yield src.start(node), src.end(node), "continue" if isinstance(node, ast.Break) else "break"
 
 
-_RULES: dict[str, tuple[tuple[type[ast.AST], ...], _Rule]] = {
-    "arithmetic_change": ((ast.BinOp, ast.AugAssign), _arithmetic_change),
-    "boolean_swap": ((ast.BoolOp,), _boolean_swap),
-    "break_continue_swap": ((ast.Break, ast.Continue), _break_continue_swap),
-    "comparison_swap": ((ast.Compare,), _comparison_swap),
-    "constant_off_by_one": ((ast.Constant,), _constant_off_by_one),
-    "loop_body_removed": ((ast.For, ast.AsyncFor, ast.While), _loop_body_removed),
-    "negate_condition": ((ast.If, ast.While, ast.IfExp, ast.comprehension), _negate_condition),
-    "remove_else": ((ast.If,), _remove_else),
-    "remove_exception_handler": ((ast.Try, ast.TryStar), _remove_exception_handler),
-    "remove_return_value": ((ast.Return,), _remove_return_value),
-    "remove_statement": ((ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign), _remove_statement),
-    "return_constant_flip": ((ast.Return,), _return_constant_flip),
-    "slice_bounds": ((ast.Slice,), _slice_bounds),
-    "swap_call_arguments": ((ast.Call,), _swap_call_arguments),
-    "unary_removal": ((ast.UnaryOp,), _unary_removal),
+class _Operator(NamedTuple):
+    """One mutation operator: what it does (:data:`OPERATORS`), the noun a task's description uses, the
+    node types it visits and its rule."""
+
+    summary: str
+    noun: str
+    node_types: tuple[type[ast.AST], ...]
+    rule: _Rule
+
+
+#: Every operator, once: id -> its summary, noun, node types and rule.
+_TABLE: dict[str, _Operator] = {
+    "arithmetic_change": _Operator(
+        "an arithmetic or bitwise operator replaced (+ -, * /, // /, % //, ...)",
+        "an arithmetic operator changed", (ast.BinOp, ast.AugAssign), _arithmetic_change),
+    "boolean_swap": _Operator(
+        "`and` and `or` exchanged",
+        "a boolean operator changed", (ast.BoolOp,), _boolean_swap),
+    "break_continue_swap": _Operator(
+        "`break` and `continue` exchanged",
+        "a loop jump changed", (ast.Break, ast.Continue), _break_continue_swap),
+    "comparison_swap": _Operator(
+        "a comparison operator replaced by its neighbour or negation",
+        "a comparison changed", (ast.Compare,), _comparison_swap),
+    "constant_off_by_one": _Operator(
+        "an integer literal n replaced by n + 1 or n - 1",
+        "a constant changed", (ast.Constant,), _constant_off_by_one),
+    "loop_body_removed": _Operator(
+        "a loop body removed (`for`: pass, `while`: break)",
+        "a loop changed", (ast.For, ast.AsyncFor, ast.While), _loop_body_removed),
+    "negate_condition": _Operator(
+        "the test of an if, elif, while, conditional or comprehension negated",
+        "a condition changed", (ast.If, ast.While, ast.IfExp, ast.comprehension), _negate_condition),
+    "remove_else": _Operator(
+        "the final `else:` block of an if removed",
+        "a branch removed", (ast.If,), _remove_else),
+    "remove_exception_handler": _Operator(
+        "an `except` clause removed, or its body replaced by `raise`",
+        "exception handling changed", (ast.Try, ast.TryStar), _remove_exception_handler),
+    "remove_return_value": _Operator(
+        "`return x` replaced by `return None`",
+        "a return value changed", (ast.Return,), _remove_return_value),
+    "remove_statement": _Operator(
+        "a call, assignment or augmented assignment replaced by `pass`",
+        "a statement removed", (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign), _remove_statement),
+    "return_constant_flip": _Operator(
+        "`return True` and `return False` exchanged",
+        "a return value changed", (ast.Return,), _return_constant_flip),
+    "slice_bounds": _Operator(
+        "a slice bound dropped or shifted by one",
+        "a slice changed", (ast.Slice,), _slice_bounds),
+    "swap_call_arguments": _Operator(
+        "the first two positional arguments of a call exchanged",
+        "call arguments changed", (ast.Call,), _swap_call_arguments),
+    "unary_removal": _Operator(
+        "a unary `not`, `-` or `~` removed",
+        "an operator removed", (ast.UnaryOp,), _unary_removal),
 }
+#: Operator id -> what it does (the public list of operators).
+OPERATORS: dict[str, str] = {name: op.summary for name, op in _TABLE.items()}
 
 
 # --- the public functions --------------------------------------------------------------------
@@ -430,7 +438,7 @@ def find_mutations(
         if wanted is not None and owner not in wanted:
             continue
         for operator in selected:
-            types, rule = _RULES[operator]
+            types, rule = _TABLE[operator].node_types, _TABLE[operator].rule
             if isinstance(node, types):
                 for start, end, replacement in rule(node, parent, src):
                     key = (start, end, replacement)
@@ -448,7 +456,7 @@ def find_mutations(
                     *src.position(end),
                     original=src.text[start:end],
                     replacement=replacement,
-                    description=f"{_NOUNS[operator]} in {owner}",
+                    description=f"{_TABLE[operator].noun} in {owner}",
                 )
             )
     mutations.sort(key=lambda m: (m.lineno, m.col, m.operator, m.replacement, m.end_lineno, m.end_col))

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from repogym_gym.results import CommandResult
 
-__all__ = ["CappedBuffer", "run_process"]
+__all__ = ["CappedBuffer", "run_captured", "run_process"]
 
 #: Seconds to keep reading after the main process exited, before giving up on pipes that
 #: an escaped process still holds open.
@@ -77,6 +77,40 @@ def _kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def run_captured(argv: Sequence[str], *, cwd: str | os.PathLike[str], env: Mapping[str, str], timeout_s: float,
+                 stdin: bytes | None = None, merge_stderr: bool = False) -> tuple[int, bytes, bytes]:
+    """Run a trusted helper program (git, pip) in a process group of its own and wait for it.
+
+    Unlike :func:`run_process` the output is kept whole (the programs are ours, not the agent's);
+    on a timeout the whole group is killed, so nothing it started outlives it.
+
+    Args:
+        argv: Program and arguments (no shell).
+        cwd: Working directory.
+        env: The complete environment (nothing is inherited).
+        timeout_s: Seconds before the group is killed.
+        stdin: Bytes fed to its standard input (None: /dev/null).
+        merge_stderr: Send stderr into stdout (the third value is then ``b""``).
+
+    Returns:
+        ``(exit code, stdout, stderr)``.
+
+    Raises:
+        FileNotFoundError: when the program is not installed.
+        subprocess.TimeoutExpired: after the group was killed at ``timeout_s``.
+    """
+    proc = subprocess.Popen(list(argv), cwd=cwd, env=dict(env), stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(stdin, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc.pid)
+        proc.communicate()
+        raise
+    return proc.returncode, out, err or b""
 
 
 def run_process(

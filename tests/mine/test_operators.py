@@ -192,7 +192,7 @@ def test_operator_yields_exactly_these_mutants(operator: str, body: str, expecte
 def test_operator_table_has_every_operator_with_a_one_line_description() -> None:
     assert len(OPERATORS) >= 12
     assert list(OPERATORS) == sorted(OPERATORS)
-    assert operators._RULES.keys() == OPERATORS.keys() == operators._NOUNS.keys()
+    assert all(op.summary == OPERATORS[name] and op.noun and op.node_types for name, op in operators._TABLE.items())
     for operator, description in OPERATORS.items():
         assert re.fullmatch(r"[a-z]+(_[a-z]+)+", operator)
         assert description and "\n" not in description
