@@ -37,7 +37,9 @@ reference                                        why
 ``code``, ``codeop``, ``timeit``, ``doctest``,   run source text given to them
 ``pdb``, ``bdb``, ``cProfile``, ``profile``,
 ``trace``, ``site``, ``py_compile``,
-``compileall``
+``compileall``, ``pydoc``, ``rlcompleter``
+``logging.config``, ``fileConfig``,              library functions that evaluate a config file's
+``importfile``, ``safeimport``                   text or re-run a module file on every call
 ``ctypes``, ``_ctypes``, ``cffi``                call the interpreter's C API (``PyRun_String``)
 ``subprocess``, ``pty``, ``os.system``,          start another process, such as an interpreter
 ``os.popen``, ``os.exec*``, ``os.spawn*``,       running an unmeasured file
@@ -93,6 +95,8 @@ _ATTRIBUTES = {
     "reload": "reloads a module, so its top-level code (never measured) runs again",
     **dict.fromkeys(["get_type_hints", "get_annotations", "ForwardRef", "_evaluate", "eval_str", "__annotations__"],
                     "evaluates annotations held as strings: source text run on demand"),
+    **dict.fromkeys(["fileConfig", "importfile", "safeimport"],
+                    "a library function that evaluates text or re-runs a module file (logging.config, pydoc)"),
     **dict.fromkeys(["execl", "execle", "execlp", "execlpe", "execv", "execve", "execvp", "execvpe", "spawnl", "spawnle",
                      "spawnlp", "spawnlpe", "spawnv", "spawnve", "spawnvp", "spawnvpe", "posix_spawn", "posix_spawnp",
                      "startfile"], _PROCESS),
@@ -108,10 +112,13 @@ _MODULES = {
     **dict.fromkeys(["importlib", "imp", "zipimport", "pkgutil", "runpy"], _MACHINERY),
     **dict.fromkeys(["marshal", "pickle", "_pickle", "cPickle", "shelve", "dill", "cloudpickle", "copyreg"], _DESERIALISES),
     **dict.fromkeys(["code", "codeop", "timeit", "doctest", "pdb", "bdb", "cProfile", "profile", "trace", "site",
-                     "py_compile", "compileall"], _RUNS_TEXT),
+                     "py_compile", "compileall", "pydoc", "rlcompleter"], _RUNS_TEXT),
     **dict.fromkeys(["ctypes", "_ctypes", "cffi"], "calls the interpreter's C API, which runs source strings"),
     **dict.fromkeys(["subprocess", "pty"], _PROCESS),
 }
+#: Submodules (by dotted name) whose import is a reference, in packages whose other modules are everyday code.
+_SUBMODULES = {"logging.config": "fileConfig evaluates the `args` and `class` texts of a config file as Python"}
+_SUBMODULE_PREFIXES = tuple(f"{name}." for name in _SUBMODULES) + tuple(_SUBMODULES)
 #: Strings that are references anywhere: dunders and import-system module names have no other use.
 _ANYWHERE = {"__builtins__", "__import__", "__loader__", "__spec__", "__code__", "__globals__", "__subclasses__",
              "builtins", "importlib", "zipimport", "runpy", "marshal", "pickle", "_pickle", "cPickle", "ctypes",
@@ -150,10 +157,16 @@ def dynamic_code(tree: ast.AST, path: str) -> list[str]:
                 top = alias.name.split(".")[0]
                 if top in _MODULES:
                     add(node, alias.name, _MODULES[top])
+                elif alias.name.startswith(_SUBMODULE_PREFIXES):
+                    add(node, alias.name, _SUBMODULES[alias.name.split(".")[0] + "." + alias.name.split(".")[1]])
         elif isinstance(node, ast.ImportFrom):
             top = (node.module or "").split(".")[0]
+            names = [f"{node.module}.{alias.name}" for alias in node.names] if node.module else []
             if node.level == 0 and top in _MODULES:
                 add(node, node.module or top, _MODULES[top])
+            elif node.level == 0 and (hit := next((n for n in [node.module or "", *names] if n in _SUBMODULES
+                                                   or n.startswith(_SUBMODULE_PREFIXES)), None)):
+                add(node, hit, _SUBMODULES[".".join(hit.split(".")[:2])])
             elif node.level == 0 and top == "sys":
                 for alias in node.names:
                     if alias.name in _SYS_ATTRIBUTES:

@@ -29,12 +29,19 @@ adds nothing to the enclosing function, except its decorators, default values an
 which the enclosing function evaluates. A lambda's length is its lines, like a ``def``'s: a module-level
 ``quote = lambda ...: (...)`` spread over 20 lines is a 20-line function named ``<lambda>``.
 Statements in the body of a class defined inside a function run as part of that function and
-count for it; module-level and class-level code outside any function is not measured, except a
-generator expression or comprehension there: it is a scope of its own that can run again (a
-module-level generator whose element expression is a whole function body, driven by ``next()``
-from a 3-line ``def``, was a fake refactor), so it is measured as a function named
-``<genexpr>``, ``<listcomp>``, ``<setcomp>`` or ``<dictcomp>``. Inside a function it counts for
-that function, as before.
+count for it. Code outside any function runs too, and can run again (a module re-executed per call
+through ``pydoc.importfile`` held a whole function body as top-level statements, a fake refactor),
+so it is measured as well:
+
+- a generator expression or comprehension there is a scope of its own (a module-level generator
+  whose element expression is a whole function body, driven by ``next()``, was another), measured
+  as a function named ``<genexpr>``, ``<listcomp>``, ``<setcomp>`` or ``<dictcomp>``; inside a
+  function it counts for that function;
+- the rest of a module's top level and of its class bodies (statements, decorators, defaults,
+  annotations, bases) is one scope named ``<module>`` of ``kind="module"``: its complexity is
+  measured like a function's; its length counts only the statements that run logic (``if``,
+  loops, ``try``, ``with``, calls...), not imports, definitions, assignments or docstrings, since a
+  module of constant tables is long by right.
 """
 
 from __future__ import annotations
@@ -45,7 +52,7 @@ import os
 import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO
+from typing import BinaryIO, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -78,20 +85,24 @@ _ONE_POINT = (
 
 
 class FunctionMetrics(BaseModel):
-    """Size and complexity of one ``def``, ``async def`` or ``lambda``."""
+    """Size and complexity of one ``def``, ``async def``, ``lambda``, comprehension scope, or of a
+    module's top level (``kind="module"``, named ``<module>``)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    kind: Literal["function", "module"] = Field("function", description="A function's scope, or a module's top level.")
     path: str = Field(description='File path, posix and relative to the repo; "<string>" if none.')
     qualname: str = Field(description='Python __qualname__, e.g. "C.m", "f.<locals>.g" or "<lambda>".')
     lineno: int = Field(ge=1, description="Line of the `def` (or `lambda`) keyword, 1-based; no decorators.")
     end_lineno: int = Field(ge=1, description="Last line of the function body, 1-based.")
-    length: int = Field(ge=1, description="end_lineno - lineno + 1, in lines.")
+    length: int = Field(ge=0, description="end_lineno - lineno + 1, in lines; for a module, the lines of its logic (see the module docstring).")
     complexity: int = Field(ge=1, description="Cyclomatic complexity: 1 + decision points.")
 
     @model_validator(mode="after")
     def _length_matches_lines(self) -> FunctionMetrics:
         expected = self.end_lineno - self.lineno + 1
+        if self.kind == "module" and self.length <= expected:
+            return self  # the lines of its logic, not of the whole span
         if self.length != expected:
             raise ValueError(
                 f"length={self.length} disagrees with lineno={self.lineno} and "
@@ -129,8 +140,9 @@ def parse_module(source: str | bytes, path: str = "<string>") -> ast.Module:
         raise NestedTooDeep(f"nested too deeply to measure ({type(exc).__name__})", (path, 1, 1, None)) from None
 
 
-def tree_metrics(tree: ast.AST, path: str = "<string>") -> list[FunctionMetrics]:
-    """One :class:`FunctionMetrics` per function of a parsed module, ordered by ``lineno``."""
+def tree_metrics(tree: ast.AST, path: str = "<string>", *, top_level: bool = False) -> list[FunctionMetrics]:
+    """One :class:`FunctionMetrics` per function of a parsed module, ordered by ``lineno``; with
+    ``top_level`` also one for the module's top level (``kind="module"``, after any function of its first line)."""
     results = [
         FunctionMetrics(
             path=path,
@@ -142,7 +154,13 @@ def tree_metrics(tree: ast.AST, path: str = "<string>") -> list[FunctionMetrics]
         )
         for qualname, node in _functions(tree)
     ]
-    return sorted(results, key=lambda metrics: metrics.lineno)
+    body = getattr(tree, "body", None)
+    if top_level and isinstance(body, list) and body:
+        results.append(FunctionMetrics(
+            kind="module", path=path, qualname="<module>", lineno=body[0].lineno,
+            end_lineno=body[-1].end_lineno or body[-1].lineno, length=_logic_lines(body),
+            complexity=1 + sum(_decision_points(inner) for inner in _top_level_nodes(body))))
+    return sorted(results, key=lambda metrics: (metrics.lineno, metrics.kind == "module"))
 
 
 def function_metrics(source: str | bytes, path: str = "<string>") -> list[FunctionMetrics]:
@@ -304,6 +322,53 @@ def _functions(tree: ast.AST) -> Iterator[tuple[str, _Function]]:
         stack.extend(reversed(parts))
 
 
+#: Top-level statements that define or hold data rather than run logic: not counted in a module's length.
+_DEFINITIONS = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign,
+                ast.AugAssign, ast.Pass)
+
+
+def _logic_lines(body: list[ast.stmt]) -> int:
+    """Lines of a module's top level (and of its class bodies) that run logic: every statement but
+    imports, definitions, assignments, ``pass`` and docstrings; a class's body is looked into."""
+    lines, stack = 0, list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.ClassDef):
+            stack.extend(node.body)
+        elif not isinstance(node, _DEFINITIONS) and not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)):
+            lines += (node.end_lineno or node.lineno) - node.lineno + 1
+    return lines
+
+
+def _top_level_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
+    """Yields the nodes a module's top level runs: its statements and its class bodies, and of each
+    function only what defining it evaluates (decorators, defaults, annotations); comprehension
+    scopes are measured apart."""
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        if type(node) in _COMPREHENSIONS:
+            continue
+        yield node
+        if isinstance(node, _FUNCTIONS):
+            stack.extend(_definition_nodes(node))
+        else:
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _definition_nodes(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> list[ast.AST]:
+    """What defining a function evaluates in its enclosing scope: decorators, defaults, annotations."""
+    found: list[ast.AST] = [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
+    if not isinstance(node, ast.Lambda):
+        found += node.decorator_list
+        arguments = node.args
+        found += [a.annotation for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                                         arguments.vararg, arguments.kwarg) if a is not None and a.annotation]
+        if node.returns is not None:
+            found.append(node.returns)
+    return found
+
+
 def _own_nodes(function: _Function) -> Iterator[ast.AST]:
     """Yields the nodes that run as ``function``'s own code; nested bodies are skipped."""
     if type(function) in _COMPREHENSIONS:
@@ -314,17 +379,9 @@ def _own_nodes(function: _Function) -> Iterator[ast.AST]:
         node = stack.pop()
         yield node
         if isinstance(node, _FUNCTIONS):  # only what the enclosing function evaluates
-            if not isinstance(node, ast.Lambda):
-                stack.extend(node.decorator_list)
-                # annotations too: without the __future__ import each is evaluated whenever the
-                # enclosing function runs (a nested def's annotation held a whole function body)
-                arguments = node.args
-                stack.extend(a.annotation for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
-                                                    arguments.vararg, arguments.kwarg) if a is not None and a.annotation)
-                if node.returns is not None:
-                    stack.append(node.returns)
-            stack.extend(node.args.defaults)
-            stack.extend(default for default in node.args.kw_defaults if default is not None)
+            # annotations too: without the __future__ import each is evaluated whenever the
+            # enclosing function runs (a nested def's annotation held a whole function body)
+            stack.extend(_definition_nodes(node))
         else:
             stack.extend(ast.iter_child_nodes(node))
 

@@ -3,6 +3,8 @@ line spans, and reading files under a repository root."""
 
 from __future__ import annotations
 
+import ast
+
 import doctest
 import os
 import textwrap
@@ -373,3 +375,21 @@ def test_file_metrics_refuses_a_file_past_the_size_limit(tmp_path: Path, monkeyp
     (tmp_path / "big.py").write_text("x = 1\n" * 50)
     with pytest.raises(ValueError, match="too large to measure"):
         file_metrics(tmp_path, ["big.py"])
+
+
+def test_a_module_s_top_level_is_measured_for_its_logic_not_its_tables() -> None:
+    from repogym_gym.metrics import tree_metrics
+
+    source = ("\"\"\"Doc.\"\"\"\nimport os\nTABLE = {\n    'a': 1,\n    'b': 2,\n}\n\n\nclass C:\n    X = 1 if os.sep else 2\n\n\n"
+              "def f(x=1 if os.sep else 0):\n    return x\n\n\nif os.sep == '/':\n    y = 1\nelif os.sep:\n    y = 2\n"
+              "for i in range(3):\n    pass\nZ = [v for v in TABLE if v]\n")
+    tree = ast.parse(source)
+    module = [m for m in tree_metrics(tree, "m.py", top_level=True) if m.kind == "module"]
+    assert [m.qualname for m in tree_metrics(tree, "m.py")] == ["f", "<listcomp>"]  # without top_level: functions only
+    assert len(module) == 1
+    (top,) = module
+    # decisions: the class body's IfExp, f's default IfExp, if + elif, for; the listcomp is its own scope
+    assert (top.qualname, top.lineno, top.complexity) == ("<module>", 1, 1 + 5)
+    assert top.length == 4 + 2  # the if/elif (4 lines) and the for (2); not the docstring, import, table, class, def
+    tables = tree_metrics(ast.parse("A = {\n  1: 2,\n}\nB = 3\n"), "t.py", top_level=True)
+    assert [(m.qualname, m.length, m.complexity) for m in tables] == [("<module>", 0, 1)]

@@ -273,3 +273,27 @@ def test_the_original_run_from_top_level_code_or_annotations_is_refused(start: S
     assert result.info.get("infra_error") is None and result.info["passed"] is False
     assert result.reward < 1.0, result.observation.text
     assert any(reason in m for m in component(result, "quality")["messages"]), component(result, "quality")
+
+
+# -- 8. tenth round: the original re-run per call by a library function ------------------------------------
+
+ROUND10 = {  # tests/redteam/round10/<name>.json: path -> content, as the red team wrote them
+    "the original as a module's top level, re-run per call by pydoc.importfile": ("pydoc_importfile", "<module>: 26 complexity > 8"),
+    "the original as the `args` text of a logging config, evaluated per call by fileConfig": ("fileconfig_eval", "logging.config"),
+}
+
+
+@pytest.mark.parametrize("case", list(ROUND10))
+@attack(G, "original logic re-run per call by a library function: a module's top level, a config's text (round 10)",
+        local="quality 0 with the reason", confining="quality 0 with the reason")
+def test_the_original_re_run_by_a_library_function_is_refused(start: Start, refactor: Task, case: str) -> None:
+    name, reason = ROUND10[case]
+    files = json.loads((Path(__file__).with_name("round10") / f"{name}.json").read_text())
+    env = start(refactor)
+    for path, content in files.items():
+        write(env, path, content)
+    behaviour_holds(env)
+    result = submit(env)
+    assert result.info.get("infra_error") is None and result.info["passed"] is False
+    assert result.reward == 0.0, result.observation.text
+    assert any(reason in m for m in component(result, "quality")["messages"]), component(result, "quality")
