@@ -288,6 +288,7 @@ def _mine(objects_of: Path, commits: list[tuple[str, str | None]], tests: TestSp
     with tempfile.TemporaryDirectory(prefix=f"repogym-history-{options.package}-") as scratch_dir:
         scratch = Path(scratch_dir)
         store = _scratch_store(scratch / "objects.git", objects_of)
+        run = _Run(store, tests, template, options, out_dir, env_dir, source_of, report)
         for commit, parent in commits:
             report.commits += 1
             if parent is None:
@@ -303,8 +304,7 @@ def _mine(objects_of: Path, commits: list[tuple[str, str | None]], tests: TestSp
             work = scratch / commit
             work.mkdir()
             try:
-                outcome, task = _try(store, parent, commit, change, work, tests, template, options, out_dir,
-                                     env_dir, source_of(parent), report)
+                outcome, task = _try(run, parent, commit, change, work)
             finally:
                 shutil.rmtree(work, ignore_errors=True)
             report.record(commit, outcome)
@@ -330,64 +330,109 @@ def _static_reason(store: GitStore, parent: str, commit: str, change: _Change, o
     return None
 
 
-def _try(store: GitStore, parent: str, commit: str, change: _Change, work: Path, tests: TestSpec,
-         template: dict[str, Any], options: HistoryOptions, out_dir: Path, env_dir: Path | None,
-         source: dict[str, Any], report: HistoryReport) -> tuple[str, MinedHistoryTask | None]:
-    before, after = work / "before", work / "after"
+@dataclass(frozen=True)
+class _Run:
+    """What every commit of one mining run shares (the options, where tasks go, the report)."""
+
+    store: GitStore
+    tests: TestSpec
+    template: dict[str, Any]
+    options: HistoryOptions
+    out_dir: Path
+    env_dir: Path | None
+    source_of: Callable[[str], dict[str, Any]]
+    report: HistoryReport
+
+    def suite(self, tree: Path) -> SuiteRun:
+        """The task's tests run once in ``tree``."""
+        return run_suite(tree, self.tests, env_dir=self.env_dir, timeout_s=self.options.test_timeout_s)
+
+
+@dataclass(frozen=True)
+class _Trees:
+    """The four trees of one commit: before it, with only its tests, with all of it (the golden), after it."""
+
+    before: Path
+    with_tests: Path
+    golden: Path
+    after: Path
+
+
+def _try(run: _Run, parent: str, commit: str, change: _Change, work: Path) -> tuple[str, MinedHistoryTask | None]:
+    """Mine ``commit`` (its tests' fail_to_pass and pass_to_pass); the outcome for the report, and the task or None."""
+    trees = _trees(run.store, parent, commit, change, work)
+    if isinstance(trees, str):
+        return trees, None
+    outcome = _outcomes(run, commit, change, trees)
+    if isinstance(outcome, str):
+        return outcome, None
+    f2p, p2p, messages = outcome
+    return _write_mined(run, parent, commit, change, trees, f2p, p2p, messages)
+
+
+def _trees(store: GitStore, parent: str, commit: str, change: _Change, work: Path) -> _Trees | str:
+    """The commit's trees under ``work``, or why they cannot be made."""
+    trees = _Trees(work / "before", work / "with_tests", work / "golden", work / "after")
     try:
-        _export(store, parent, before)
-        _export(store, commit, after)
+        _export(store, parent, trees.before)
+        _export(store, commit, trees.after)
     except GitCommandError:
         raise  # git itself failed on a commit it listed: the repository is broken, not this commit
     except (GitMetadataError, OSError):
-        return "export_failed", None
-    if any(not (after / rel).is_file() or (after / rel).is_symlink() for rel in change.tests):
-        return "test_not_regular_file", None
-    with_tests, golden = work / "with_tests", work / "golden"
-    shutil.copytree(before, with_tests, symlinks=True)
-    _overlay(after, with_tests, change.tests)
-    shutil.copytree(with_tests, golden, symlinks=True)
-    _overlay(after, golden, change.sources)
+        return "export_failed"
+    if any(not (trees.after / rel).is_file() or (trees.after / rel).is_symlink() for rel in change.tests):
+        return "test_not_regular_file"
+    shutil.copytree(trees.before, trees.with_tests, symlinks=True)
+    _overlay(trees.after, trees.with_tests, change.tests)
+    shutil.copytree(trees.with_tests, trees.golden, symlinks=True)
+    _overlay(trees.after, trees.golden, change.sources)
+    return trees
 
-    def run(tree: Path) -> SuiteRun:
-        return run_suite(tree, tests, env_dir=env_dir, timeout_s=options.test_timeout_s)
 
-    runs_before, runs_hidden, first = run(before), run(with_tests), run(golden)
+def _outcomes(run: _Run, commit: str, change: _Change, trees: _Trees) -> tuple[list[str], list[str], dict[str, str]] | str:
+    """fail_to_pass, pass_to_pass and the failure messages of fail_to_pass before the fix; or why there are none."""
+    runs_before, runs_hidden, first = run.suite(trees.before), run.suite(trees.with_tests), run.suite(trees.golden)
     if any(r.invalid for r in (runs_before, runs_hidden, first)):
-        return "suite_did_not_run", None
+        return "suite_did_not_run"
     passed_before = runs_before.passing() | runs_hidden.passing()
     new_passes = any(runs_hidden.statuses.get(i) in (*_FAILING, None) for i in first.passing())
     if not new_passes and not _broken(passed_before, first.statuses, change):
-        return "no_fail_to_pass", None  # exact: a test needs to pass in every after run to count
-    runs_golden = [first] + [run(golden) for _ in range(options.repeats - 1)]
+        return "no_fail_to_pass"  # exact: a test needs to pass in every after run to count
+    runs_golden = [first] + [run.suite(trees.golden) for _ in range(run.options.repeats - 1)]
     if any(r.invalid for r in runs_golden):
-        return "suite_did_not_run", None
+        return "suite_did_not_run"
     stable, flaky = stable_outcomes(runs_golden)
     if flaky:
-        report.flaky[commit] = sorted(flaky)
+        run.report.flaky[commit] = sorted(flaky)
     if _broken(passed_before - flaky, stable, change):
-        return "breaks_a_passing_test", None
+        return "breaks_a_passing_test"
     passing_after = {i for i, s in stable.items() if s == "passed"}
     f2p = sorted(i for i in passing_after if runs_hidden.statuses.get(i) in (*_FAILING, None))
     p2p = sorted(passing_after & runs_before.passing() & runs_hidden.passing())
     if not f2p:
-        return "no_fail_to_pass", None
-    messages = {i: _mask(runs_hidden.messages.get(i, "not collected"), with_tests) for i in f2p}
+        return "no_fail_to_pass"
+    return f2p, p2p, {i: _mask(runs_hidden.messages.get(i, "not collected"), trees.with_tests) for i in f2p}
+
+
+def _write_mined(run: _Run, parent: str, commit: str, change: _Change, trees: _Trees, f2p: list[str], p2p: list[str],
+                 messages: dict[str, str]) -> tuple[str, MinedHistoryTask | None]:
+    """Write the task of ``commit`` (unless its fix touches a file grading protects)."""
+    options, template = run.options, run.template
     task_id = f"{options.package}-{commit[:8]}"
     spec = {
         "id": task_id,
         "type": "bugfix",
         "problem_statement": _history_statement(options.package, change.subject, f2p, messages),
         **{k: v for k, v in template.items() if k not in ("tests", "repo")},
-        "repo": {**{k: v for k, v in template.get("repo", {}).items() if k != "source"}, "source": source},
-        "tests": {**tests.model_dump(mode="json", exclude_defaults=True), "hidden": "hidden",
+        "repo": {**{k: v for k, v in template.get("repo", {}).items() if k != "source"}, "source": run.source_of(parent)},
+        "tests": {**run.tests.model_dump(mode="json", exclude_defaults=True), "hidden": "hidden",
                   "fail_to_pass": f2p, "pass_to_pass": p2p},
     }
-    root = out_dir / task_id
+    root = run.out_dir / task_id
     policy = CarryPolicy.for_task(Task(TaskSpec.model_validate(spec), root))
     if any(policy.is_protected(rel) for rel in change.sources):
         return "protected_source", None
-    _write_task(root, spec, _patch(store, parent, commit, change.sources), after, change.tests)
+    _write_task(root, spec, _patch(run.store, parent, commit, change.sources), trees.after, change.tests)
     return "task", MinedHistoryTask(task_id, root, commit, parent, change.subject, tuple(f2p), tuple(p2p),
                                     tuple(change.sources), tuple(change.tests))
 
