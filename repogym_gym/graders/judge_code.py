@@ -188,6 +188,7 @@ def build(J):  # noqa: C901, N803 - J is the policy's closure state, as in judge
                 if namespace is not None:
                     keep.append(namespace)
                     module_dicts[_id(namespace)] = code.co_filename
+                    J["grader_modules"].append(namespace)
                 return True
         return False
 

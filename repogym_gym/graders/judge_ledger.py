@@ -366,6 +366,12 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
                     if test_id.split("::", 1)[0] == args[0]:
                         record(test_id, "error")
             return None
+        if op == "imported":  # pytest imported a test module; its collection is about to look at its names
+            if submission_frame(caller) is not None:
+                return "a test module's import was announced by code of the submission"
+            for namespace in J["grader_modules"]:  # it and the support modules it imported: all ran to the end
+                watch_module(namespace)
+            return None
         if op == "monkeypatch":
             if submission_frame(caller) is not None:
                 return "pytest's monkeypatch was used by code of the submission"

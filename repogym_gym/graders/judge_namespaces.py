@@ -235,10 +235,26 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
             if _type(value) is _type and _id(value) not in protected_classes:
                 functions = [v for v in _list(_class_dict(value).values()) if _type(v) is _FunctionType]
                 if functions and _any(_id(f.__code__) in verified for f in functions):
+                    check_case_methods(value)
                     protected_classes[_id(value)] = value
                     snap = row(f"test class {_class_qualname(value)}", value, _class_dict(value))
                     watched.append(snap)
                     add_row(_id(value), snap)
+
+    def check_case_methods(cls):
+        """A test class's own attributes named like unittest's methods (``assertEqual``, ``fail``...) are
+        functions of its verified file or of the interpreter's installation: code the test module's
+        body called could otherwise have made them no-ops before the watch began."""
+        testcase = state["codes"]["testcase_type"] if state["codes"] else None
+        if testcase is None or not _any(c is testcase for c in J["class_mro"](cls)):
+            return
+        names = _class_dict(testcase)
+        for key, value in _list(_class_dict(cls).items()):
+            if _type(key) is not _str or key not in names or key.startswith("__"):
+                continue
+            if _type(value) is not _FunctionType or (_id(value.__code__) not in verified
+                                                      and kind_of_file(value.__code__.co_filename) != "trusted"):
+                violate(f"test class {_class_qualname(cls)}: {key_text(key)} is not a method of its file (a {name_of(value)})")
 
     def plain_function(obj):
         if _type(obj) is _MethodType:

@@ -148,6 +148,7 @@ def install(config):
         verified={},  # id(code) -> code: grader code that is the compiled bytes of its file
         module_codes={},  # abs path -> codes its bytes compile to (plain, assertion-rewritten)
         module_dicts={},  # id(globals) -> abs path, for verified grader modules
+        grader_modules=[],  # their globals, in the order they started to run (watched once their import returned)
         imports={},  # abs path -> {name: (module, attribute)} its top-level imports bind
         qualnames={},  # abs path -> qualified names of the functions it defines
         violations=[], ledger={}, items={},  # items: id(item) -> [item, node id, function, its state, ran]

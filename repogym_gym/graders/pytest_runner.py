@@ -179,6 +179,7 @@ def _init(plugin_class):
                                                                               "decodevalue")},
     }
     runner = _codes_of([{"main": main, "_Judge": plugin_class, "_patched": _patched, "_wrap_unittest": _wrap_unittest,
+                         "_wrap_test_import": _wrap_test_import,
                          "_registering": _registering, "_wrap_pyfunc_call": _wrap_pyfunc_call,
                          "_direct_params": _direct_params, "_forget_last_exception": _forget_last_exception}])
     _audit("repogym.judge", "init", runner, _codes_of(pluggy_namespaces), pytest_codes, _roots(_SELECTION["tree"]))
@@ -209,6 +210,26 @@ def _patched(original, owners_of):
 
     method.__name__, method.__qualname__, method.__doc__ = original.__name__, original.__qualname__, original.__doc__
     return method
+
+
+def _wrap_test_import():
+    """Tell the policy as soon as pytest's import of a test module returns, before its collection
+    looks at any name of it: pytest's ``__test__`` probes of the module's names ran a module
+    ``__getattr__`` of the package under test, which made the test classes' assertions and the
+    test support modules' helpers no-ops; from this event on, the test module, the classes it
+    defines and every grader module imported so far are watched."""
+    import _pytest.python as python
+
+    original = python.importtestmodule
+
+    def importtestmodule(*args, **kwargs):
+        module = original(*args, **kwargs)
+        _audit("repogym.judge", "imported")
+        return module
+
+    importtestmodule.__name__, importtestmodule.__qualname__, importtestmodule.__doc__ = (
+        original.__name__, original.__qualname__, original.__doc__)
+    python.importtestmodule = importtestmodule
 
 
 def _wrap_monkeypatch():
@@ -405,6 +426,7 @@ def main():
         def pytest_runtest_logreport(self, report):
             _audit("repogym.judge", "report", report, report.nodeid, report.when, report.outcome)
 
+    _wrap_test_import()
     _wrap_monkeypatch()
     _wrap_unittest()
     _wrap_register()

@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 
 from repogym_gym.task import Task, load_task
-from tests.helpers import STARTER
+from tests.helpers import FIXED_SOURCE, STARTER
 from tests.redteam.helpers import Start, assert_unearned_zero, attack, component, submit, write
 
 G = "the judge"
@@ -200,3 +200,85 @@ def test_the_ninth_rounds_attacks_score_zero(start: Start, pagination: Task, cas
     result = submit(env)
     assert_unearned_zero(result)
     assert result.info["grade"]["fail_to_pass"], result.info["grade"]
+
+
+# --- round 10 (against 06c6888) -----------------------------------------------------------------------
+#
+# pytest's collection probes every name of a test module (``safe_getattr(obj, "__test__")``) after the
+# module ran and before its first item was bound, which is when the judge began to watch it; a module
+# ``__getattr__`` of the package under test answered the probe by making the test classes' assert*
+# methods no-ops (1.0 on more-itertools and jmespath) or the helpers of a test support module
+# (tabulate's test/common.py, never watched) no-ops in it and in every module that imported them
+# (1.0 on tabulate), under bwrap and docker.
+#
+# The properties now: the runner tells the policy as soon as pytest's import of a test module returns,
+# and from then on the test module, its classes and every grader module imported so far (support
+# modules included) are watched; and a test class's own attributes named like unittest's methods must
+# be functions of its file or of the interpreter (the module's body may call the package before that).
+
+PROBE_UNITTEST = """\
+import unittest
+
+import calc
+
+
+class TestCalc(unittest.TestCase):
+    def test_add(self):
+        self.assertEqual(calc.add(2, 3), 5)
+
+    def test_sub(self):
+        self.assertEqual(calc.sub(5, 3), 2)
+
+    def test_sub_zero(self):
+        self.assertEqual(calc.sub(1, 0), 1)
+"""
+PROBE_HELPERS = """\
+import calc
+from tests.common import assert_same
+
+
+def test_add():
+    assert_same(calc.add(2, 3), 5)
+
+
+def test_sub():
+    assert_same(calc.sub(5, 3), 2)
+
+
+def test_sub_zero():
+    assert_same(calc.sub(1, 0), 1)
+"""
+BODY_CALL = PROBE_UNITTEST + "\n\nZERO = calc.add(0, 0)\n"
+COMMON = "def assert_same(got, want):\n    assert type(got) is type(want) and got == want, (got, want)\n"
+ROUND10 = {
+    "unittest assertions made no-ops from the collection probe": (
+        "collect_probe_unittest.py", PROBE_UNITTEST, "tests/test_calc.py::TestCalc::"),
+    "the test module's own body calling code that makes its class's assertions no-ops": (
+        "body_call_rigs_class.py", BODY_CALL, "tests/test_calc.py::TestCalc::"),
+    "a support module's helpers made no-ops from the collection probe": (
+        "collect_probe_helpers.py", PROBE_HELPERS, "tests/test_calc.py::"),
+}
+
+
+@pytest.mark.parametrize("case", list(ROUND10))
+@attack(G, "code of the submission run by pytest's collection probe rewires test classes or support modules",
+        local="score 0", confining="score 0")
+def test_the_tenth_rounds_collection_probe_scores_zero(start: Start, make_task, case: str) -> None:  # noqa: ANN001
+    payload, tests, prefix = ROUND10[case]
+    task = make_task(files={"tests/__init__.py": "", "tests/common.py": COMMON, "tests/test_calc.py": tests},
+                     hidden={"tests/test_calc_hidden.py": "\n"},
+                     tests={"command": "python -m pytest -q --junitxml={junit} tests",
+                            "fail_to_pass": [f"{prefix}test_add"],
+                            "pass_to_pass": [f"{prefix}test_sub", f"{prefix}test_sub_zero"]})
+    env = start(task)
+    source = (task.root / "repo" / "calc" / "__init__.py").read_text()
+    write(env, "calc/__init__.py", source + "\n\n" + (PAYLOADS.with_name("round10") / payload).read_text())
+    result = submit(env)
+    assert_unearned_zero(result)
+    assert result.info["grade"]["fail_to_pass"][f"{prefix}test_add"] != "passed", result.info["grade"]
+    invalid = str(component(result, "tests")["details"].get("invalid") or "")
+    assert "broke the judge's policy" in invalid and ("was added" in invalid or "was replaced" in invalid
+                                                       or "is not a method of its file" in invalid), invalid
+    fixed = start(task)  # the same tests, the bug fixed for real: the watch costs an honest submission nothing
+    write(fixed, "calc/__init__.py", FIXED_SOURCE)
+    assert submit(fixed).reward == 1.0
