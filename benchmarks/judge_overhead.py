@@ -30,10 +30,10 @@ from pathlib import Path
 import repogym_gym as rg
 from repogym_gym.baseline import BaselineStore
 from repogym_gym.graders import testrun
+from repogym_gym.grading_copy import build_grading_copy
 from repogym_gym.pyenv import command_env
 from repogym_gym.sandbox import make_sandbox
 from repogym_gym.suites import built_suite
-from repogym_gym.grading_copy import build_grading_copy
 
 ROOT = Path(__file__).resolve().parents[1]
 NO_POLICY = '"""A policy that installs nothing (benchmarks only)."""\n\n\ndef install(config):\n    return None\n'

@@ -17,10 +17,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from repogym_gym.baseline import default_cache_dir
 from repogym_gym.cli.mine import yield_table
 from repogym_gym.cli.output import stdout_console
 from repogym_gym.pyenv import ensure_env
-from repogym_gym.baseline import default_cache_dir
 from repogym_gym.suites import load_recipe, mine_package
 from repogym_gym.task import load_tasks
 from repogym_gym.validate import validate_task

@@ -24,7 +24,7 @@ import json
 import operator
 import re
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -123,7 +123,7 @@ class SubmitAction(_Action):
 
 
 Action = Annotated[
-    Union[ReadAction, WriteAction, EditAction, RunAction, TestAction, ListFilesAction, SubmitAction],
+    ReadAction | WriteAction | EditAction | RunAction | TestAction | ListFilesAction | SubmitAction,
     Field(discriminator="kind"),
 ]
 _ADAPTER: TypeAdapter[Any] = TypeAdapter(Action)

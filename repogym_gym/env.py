@@ -34,7 +34,7 @@ import secrets
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -44,13 +44,13 @@ from repogym_gym.commands import DEFAULT_ALLOWLIST, CommandRefusedError, check_c
 from repogym_gym.errors import EpisodeError, PathEscapeError, SandboxError, SetupError, SourceError, WorkspaceError
 from repogym_gym.graders.composite import CompositeGrader
 from repogym_gym.grading import VisibleTestRun, confined, grade_workspace, run_visible_tests
+from repogym_gym.pyenv import command_env
 from repogym_gym.results import CommandResult, GradeResult
 from repogym_gym.safetext import safe_json
 from repogym_gym.sandbox import Sandbox, make_sandbox
 from repogym_gym.task import Task
 from repogym_gym.trajectory import Trajectory, TrajectoryStep
 from repogym_gym.workspace import Workspace
-from repogym_gym.pyenv import command_env
 
 __all__ = ["MAX_OBSERVATION_CHARS", "EpisodeError", "RepoEnv", "StepResult"]
 
@@ -165,7 +165,7 @@ class RepoEnv:
         self._started = time.monotonic()
         episode_id = secrets.token_hex(6)
         self._trajectory = Trajectory(task_id=self.task.id, episode_id=episode_id, env_spec=self.env_spec_json,
-                                      started_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+                                      started_at=datetime.now(UTC).isoformat(timespec="seconds"))
         info: dict[str, Any] = {"task_id": self.task.id, "episode_id": episode_id}
         try:
             self.workspace = Workspace.create(self.task, store=self.store)

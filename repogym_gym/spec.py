@@ -553,7 +553,7 @@ class TaskSpec(StrictModel):
             raise ValueError(f"a {kind} task must not have a 'perf' section (only perf tasks are timed)")
         if kind in ("bugfix", "feature") and not self.tests.fail_to_pass:
             raise ValueError(f"a {kind} task needs at least one tests.fail_to_pass id (its reward signal)")
-        if kind == "refactor":
+        if kind == "refactor":  # noqa: SIM102 - one rule per task type
             if not self.constraints.has_quality_limits() or not self.constraints.paths:
                 raise ValueError(
                     "a refactor task needs constraints.max_function_length or "

@@ -150,7 +150,7 @@ class Workspace:
         """``rel`` opened for reading; a fifo, device or directory is refused, never waited on."""
         path = self.resolve(rel)
         try:
-            fh = open(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb")
+            fh = open(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb")  # noqa: SIM115 - returned to the caller
         except (FileNotFoundError, IsADirectoryError):
             raise FileNotFoundError(f"no file {rel!r} in the repository") from None
         if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):

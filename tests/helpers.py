@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import difflib
-import subprocess
 import os
-
+import subprocess
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -14,8 +13,8 @@ from typing import Any
 from repogym_gym.graders.composite import CompositeGrader
 from repogym_gym.grading import grade_workspace
 from repogym_gym.results import GradeResult
-from repogym_gym.workspace import Workspace
 from repogym_gym.task import Task
+from repogym_gym.workspace import Workspace
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

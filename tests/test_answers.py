@@ -9,12 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import CALC_SOURCE, MakeTask
-from tests.sandbox.helpers import require_bwrap
-
 from repogym_gym.answers import AnswerCopy, golden_hunks, scan_for_answers
 from repogym_gym.baseline import BaselineStore
 from repogym_gym.task import Task
+from tests.helpers import CALC_SOURCE, MakeTask
+from tests.sandbox.helpers import require_bwrap
 
 # validation walks the system directories, where a red-team test plants golden look-alikes
 pytestmark = pytest.mark.usefixtures("system_dirs")

@@ -24,7 +24,6 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.helpers import CALC_SOURCE, FIXED_SOURCE, GOLDEN_PATCH, HIDDEN_TESTS, VISIBLE_TESTS, MakeTask
 
 from repogym_gym.grading import grade_patch, grade_workspace
 from repogym_gym.junit import JUnitReport, parse_junit_xml
@@ -32,6 +31,7 @@ from repogym_gym.results import CommandResult, GradeComponent, GradeResult
 from repogym_gym.sandbox import LocalSandbox
 from repogym_gym.task import Task
 from repogym_gym.workspace import Workspace
+from tests.helpers import CALC_SOURCE, FIXED_SOURCE, GOLDEN_PATCH, HIDDEN_TESTS, VISIBLE_TESTS, MakeTask
 
 pytestmark = pytest.mark.slow
 

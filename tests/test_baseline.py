@@ -13,7 +13,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from tests.helpers import CALC_SOURCE, MakeTask
 
 from repogym_gym.baseline import BaselineStore, default_cache_dir
 from repogym_gym.errors import RepoGymError, SetupError
@@ -21,6 +20,7 @@ from repogym_gym.gitstore import BASELINE_REF
 from repogym_gym.task import Task, load_task
 from repogym_gym.tree import scan_tree
 from repogym_gym.workspace import Workspace
+from tests.helpers import CALC_SOURCE, MakeTask
 
 
 def counting_setup(counter: Path, *more: str) -> dict[str, list[str]]:

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from tests.helpers import CALC_SOURCE, VISIBLE_TESTS, MakeTask
 
 from repogym_gym import changes as changes_module
 from repogym_gym.changes import (
@@ -27,6 +26,7 @@ from repogym_gym.changes import (
 )
 from repogym_gym.task import Task
 from repogym_gym.tree import scan_tree
+from tests.helpers import CALC_SOURCE, VISIBLE_TESTS, MakeTask
 
 PYPROJECT = """\
 [project]

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from tests.helpers import STARTER, MakeTask, tiny_spec
 from typer.testing import CliRunner
 
 from repogym_gym.cli import app, main
 from repogym_gym.task import Task
+from tests.helpers import STARTER, MakeTask, tiny_spec
 
 STARTER_IDS = ["dedupe-contacts-perf", "pagination-off-by-one", "parse-duration", "shipping-quote-refactor"]
 REPOGYM = Path(sys.executable).parent / "repogym"

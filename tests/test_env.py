@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.helpers import CALC_SOURCE, FIXED_SOURCE, HIDDEN_TESTS, VISIBLE_TESTS, MakeTask
 
 from repogym_gym.actions import ReadAction
 from repogym_gym.commands import DEFAULT_ALLOWLIST
 from repogym_gym.env import EpisodeError, RepoEnv, StepResult
 from repogym_gym.errors import RepoGymError
 from repogym_gym.task import Task
+from tests.helpers import CALC_SOURCE, FIXED_SOURCE, HIDDEN_TESTS, VISIBLE_TESTS, MakeTask
 
 FIX: dict[str, Any] = {"kind": "write", "path": "calc/__init__.py", "content": FIXED_SOURCE}
 BREAK: dict[str, Any] = {"kind": "write", "path": "calc/__init__.py", "content": CALC_SOURCE}

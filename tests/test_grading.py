@@ -5,12 +5,11 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from tests.helpers import FIXED_SOURCE, GOLDEN_PATCH, MakeTask
-
 from repogym_gym.baseline import BaselineStore
 from repogym_gym.grading import default_grader, grade_patch, grade_workspace
 from repogym_gym.task import Task
 from repogym_gym.workspace import Workspace
+from tests.helpers import FIXED_SOURCE, GOLDEN_PATCH, MakeTask
 
 ADD = "tests/test_calc.py::test_add"
 ADD_NEG = "tests/test_calc_hidden.py::test_add_negative"

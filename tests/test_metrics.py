@@ -4,7 +4,6 @@ line spans, and reading files under a repository root."""
 from __future__ import annotations
 
 import ast
-
 import doctest
 import os
 import textwrap

@@ -12,12 +12,12 @@ from typing import Any
 import pydantic
 import pytest
 import yaml
-from tests.helpers import tiny_spec
 
 from repogym_gym import spec as spec_module
 from repogym_gym.errors import RepoGymError, TaskSpecError
 from repogym_gym.spec import TaskSpec, relative_path, spec_json_schema
 from repogym_gym.task import parse_spec
+from tests.helpers import tiny_spec
 
 PERF = {"command": "python bench.py", "runs": 3, "min_speedup": 2.0, "noise_floor": 1.15}
 REFACTOR_CONSTRAINTS = {"max_function_length": 20, "paths": ["calc"]}

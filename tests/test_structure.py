@@ -96,3 +96,16 @@ def test_no_test_module_imports_a_conftest() -> None:
         plain = [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("pytest_")
                  and not any("fixture" in ast.unparse(d) for d in n.decorator_list)]
         assert plain == [], f"{conftest.relative_to(tests)} defines helpers {plain}: move them to helpers.py"
+
+
+def test_ruff_passes_with_the_project_s_rules() -> None:
+    """The tooling gate: ``ruff check .`` with ``[tool.ruff]`` of pyproject.toml (run here, so the test command is the gate)."""
+    import shutil
+    import subprocess
+    import sys
+
+    ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
+    assert ruff, "ruff is in the dev extra: pip install -e '.[dev]'"
+    root = PACKAGE.parent
+    done = subprocess.run([ruff, "check", "--no-cache", "."], cwd=root, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-1000:]

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from tests.helpers import CALC_SOURCE, STARTER, MakeTask, tiny_spec
 
 from repogym_gym.errors import TaskNotFoundError, TaskSpecError
 from repogym_gym.task import Task, discover_tasks, load_task, load_tasks
+from tests.helpers import CALC_SOURCE, STARTER, MakeTask, tiny_spec
 
 STARTER_IDS = ["dedupe-contacts-perf", "pagination-off-by-one", "parse-duration", "shipping-quote-refactor"]
 

@@ -7,12 +7,12 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from tests.helpers import CALC_SOURCE, FIXED_SOURCE, MakeTask, make_patch, tiny_spec
-from tests.sandbox.helpers import require_bwrap
 
 from repogym_gym.sandbox.bwrap import BubblewrapSandbox
 from repogym_gym.task import Task
 from repogym_gym.validate import TaskValidation, validate_task
+from tests.helpers import CALC_SOURCE, FIXED_SOURCE, MakeTask, make_patch, tiny_spec
+from tests.sandbox.helpers import require_bwrap
 
 # validation walks the system directories, where a red-team test plants golden look-alikes
 pytestmark = pytest.mark.usefixtures("system_dirs")

@@ -10,14 +10,14 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from tests.helpers import CALC_SOURCE, FIXED_SOURCE, GOLDEN_PATCH, HIDDEN_TESTS, VISIBLE_TESTS, MakeTask
 
 from repogym_gym.baseline import BaselineStore, copy_tree
 from repogym_gym.errors import GitMetadataError, PatchError, PathEscapeError
 from repogym_gym.gitstore import BASELINE_REF
-from repogym_gym.task import Task
 from repogym_gym.grading_copy import inject_hidden
+from repogym_gym.task import Task
 from repogym_gym.workspace import Workspace, default_baseline_store
+from tests.helpers import CALC_SOURCE, FIXED_SOURCE, GOLDEN_PATCH, HIDDEN_TESTS, VISIBLE_TESTS, MakeTask
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

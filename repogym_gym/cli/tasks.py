@@ -10,7 +10,6 @@ import typer
 from rich.table import Table
 
 from repogym_gym.cli.output import stdout_console
-
 from repogym_gym.errors import TaskSpecError
 from repogym_gym.spec import TaskType, spec_json_schema
 from repogym_gym.task import dump_yaml, load_task, load_tasks

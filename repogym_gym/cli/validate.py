@@ -11,7 +11,6 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from repogym_gym.cli.output import stdout_console
-
 from repogym_gym.task import load_tasks
 from repogym_gym.validate import TaskValidation, validate_task
 
@@ -48,7 +47,7 @@ def validate_command(
     for name in ("type", "baseline", "noop", "golden", "repeatable", "answer hidden"):
         table.add_column(name, no_wrap=True)
     table.add_column("seconds", justify="right")
-    for task, res in zip(tasks, results):
+    for task, res in zip(tasks, results, strict=False):
         marks = {c.name: ("[green]ok[/]" if c.ok else "[red]FAIL[/]") for c in res.checks}
         table.add_row(task.id, task.spec.type, marks.get("baseline", "-"), f"{marks.get('noop', '-')} {res.noop_score:.3f}",
                       f"{marks.get('golden', '-')} {_scores(res.golden_scores)}",

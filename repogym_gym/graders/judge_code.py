@@ -146,7 +146,7 @@ def build(J):  # noqa: C901, N803 - J is the policy's closure state, as in judge
         return []
 
     def any_equal(candidates, code):
-        for original in candidates:
+        for original in candidates:  # noqa: SIM110 - a loop, not the builtin any (the policy uses its own captured builtins)
             if original == code:
                 return True
         return False

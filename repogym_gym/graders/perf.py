@@ -85,12 +85,12 @@ from repogym_gym.errors import BrokenTaskError, GraderError, PathEscapeError
 from repogym_gym.graders import canon
 from repogym_gym.graders.base import GradingContext, component
 from repogym_gym.graders.perfstats import judge, perf_score, worst_case_speedup
+from repogym_gym.grading_copy import build_grading_copy
 from repogym_gym.pyenv import command_env
 from repogym_gym.results import GradeComponent, Role
 from repogym_gym.safetext import short_text
 from repogym_gym.spec import PerfSpec
 from repogym_gym.tree import discard_tree, write_file_safely
-from repogym_gym.grading_copy import build_grading_copy
 
 __all__ = ["CANON_ENV", "CANON_PATH", "MIN_PAIRS_TO_ACCEPT", "PerfGrader", "perf_score"]
 

@@ -121,6 +121,7 @@ def _roots(tree):
 
 def _init(plugin_class):
     import _frozen_importlib_external as bootstrap_external
+
     import _pytest.assertion.rewrite
     import _pytest.config
     import _pytest.main
@@ -325,7 +326,7 @@ def _wrap_pyfunc_call():
         if hasattr(result, "__await__") or hasattr(result, "__aiter__"):
             _pytest.python.async_fail(pyfuncitem.nodeid)
         elif result is not None:
-            warnings.warn(PytestReturnNotNoneWarning(
+            warnings.warn(PytestReturnNotNoneWarning(  # noqa: B028 - pytest's own call, repeated as it is
                 f"Test functions should return None, but {pyfuncitem.nodeid} returned {type(result)!r}."))
         return True
 

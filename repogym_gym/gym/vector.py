@@ -81,7 +81,7 @@ class ThreadVectorEnv(SyncVectorEnv):
         chosen = [i for i in range(self.num_envs) if mask[i]]
         results = list(self._pool.map(lambda i: self.envs[i].reset(seed=seeds[i], options=options), chosen))
         infos: dict[str, Any] = {}
-        for i, (obs, info) in zip(chosen, results):
+        for i, (obs, info) in zip(chosen, results, strict=False):
             self._env_obs[i] = obs
             self._terminations[i] = self._truncations[i] = self._autoreset_envs[i] = False
             infos = self._add_info(infos, info, i)

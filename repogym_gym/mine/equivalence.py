@@ -142,7 +142,7 @@ def same_code(a: CodeType, b: CodeType) -> bool:
     opcodes = a.co_code[::2]
     if opcodes != b.co_code[::2]:  # different opcodes (an EXTENDED_ARG counts too: rare)
         return False
-    if any(x != y and op not in _INDEXED for op, x, y in zip(opcodes, a.co_code[1::2], b.co_code[1::2])):
+    if any(x != y and op not in _INDEXED for op, x, y in zip(opcodes, a.co_code[1::2], b.co_code[1::2], strict=False)):
         return False  # an argument that is no index into a table differs: a jump, a COMPARE_OP
     (ops_a, nested_a), (ops_b, nested_b) = _instructions(a), _instructions(b)
     return ops_a == ops_b and len(nested_a) == len(nested_b) and all(map(same_code, nested_a, nested_b))

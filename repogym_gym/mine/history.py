@@ -186,7 +186,7 @@ def _change(store: GitStore, parent: str, commit: str, tests: pathspec.GitIgnore
             sources: pathspec.GitIgnoreSpec) -> _Change:
     fields = store.git("diff-tree", *_DIFF, "--name-status", "-z", parent, commit).split(b"\0")
     test_files, source_files = {}, {}
-    for status, raw in zip(fields[0::2], fields[1::2]):
+    for status, raw in zip(fields[0::2], fields[1::2], strict=False):
         path, letter = os.fsdecode(raw), status.decode()[:1]
         if tests.match_file(path):
             test_files[path] = letter

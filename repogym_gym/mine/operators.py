@@ -157,7 +157,7 @@ _ARITHMETIC = {
 
 def _comparison_swap(node: ast.Compare, parent: ast.AST, src: SourceMap) -> Iterator[_Edit]:
     left: ast.expr = node.left
-    for op, right in zip(node.ops, node.comparators):
+    for op, right in zip(node.ops, node.comparators, strict=False):
         token, swapped = _COMPARE[type(op)]
         span = _operator_span(src, src.end(left), src.start(right), token)
         if span:
@@ -167,7 +167,7 @@ def _comparison_swap(node: ast.Compare, parent: ast.AST, src: SourceMap) -> Iter
 
 def _boolean_swap(node: ast.BoolOp, parent: ast.AST, src: SourceMap) -> Iterator[_Edit]:
     token, swapped = ("and", "or") if isinstance(node.op, ast.And) else ("or", "and")
-    for left, right in zip(node.values, node.values[1:]):
+    for left, right in zip(node.values, node.values[1:], strict=False):
         span = _operator_span(src, src.end(left), src.start(right), token)
         if span:
             yield (*span, swapped)

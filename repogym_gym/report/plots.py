@@ -131,7 +131,7 @@ def task_scores_figure(report: Report) -> Figure:
         cells = [report.cell(task_id, agent) for task_id in tasks]
         values = [cell.mean_score if cell is not None and cell.mean_score is not None else 0.0 for cell in cells]
         shown = []
-        for t, (cell, value) in enumerate(zip(cells, values)):
+        for t, (cell, value) in enumerate(zip(cells, values, strict=False)):
             if cell is None or cell.graded == 0:
                 what = "not run" if cell is None else "infra error (no score)"
                 ax.text(0.005, offsets[t], f"{name}: {what}", va="center", fontsize=8, color=colour)

@@ -248,7 +248,7 @@ class BubblewrapSandbox(SandboxBase):
             return CommandResult(argv=list(argv), exit_code=None, stderr=f"could not start {argv[0]!r}: "
                                  f"cwd {os.fspath(cwd)!r} is not a directory", duration_s=0.0)
         extra = [_real(w) for w in writable]
-        for path, given in zip(extra, writable):
+        for path, given in zip(extra, writable, strict=False):
             if not os.path.isdir(path):
                 raise SandboxError(f"writable={os.fspath(given)!r} is not a directory; create it before the run")
         pool = self._uid_pool()

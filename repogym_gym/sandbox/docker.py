@@ -63,7 +63,16 @@ from pydantic import BaseModel
 from repogym_gym.errors import SandboxError, SandboxUnavailableError
 from repogym_gym.results import CommandResult
 from repogym_gym.sandbox.base import DEFAULT_ENV_ALLOWLIST, SandboxBase, scrubbed_env
-from repogym_gym.sandbox.containers import COMMAND_UID, IDLE_UID, LABEL, PID_LABEL, Containers, container_config, real, under
+from repogym_gym.sandbox.containers import (
+    COMMAND_UID,
+    IDLE_UID,
+    LABEL,
+    PID_LABEL,
+    Containers,
+    container_config,
+    real,
+    under,
+)
 from repogym_gym.sandbox.disk import DiskWatch
 from repogym_gym.sandbox.engine import engine_url, socket_path, stream_exec
 from repogym_gym.sandbox.limits import SandboxLimits
@@ -202,7 +211,7 @@ class DockerSandbox(SandboxBase):
             return CommandResult(argv=list(argv), exit_code=None, duration_s=0.0,
                                  stderr=f"could not start {argv[0]!r}: cwd {os.fspath(cwd)!r} is not a directory")
         extra = [real(w) for w in writable]
-        for path, given in zip(extra, writable):
+        for path, given in zip(extra, writable, strict=False):
             if not os.path.isdir(path):
                 raise SandboxError(f"writable={os.fspath(given)!r} is not a directory; create it before the run")
         tree = next((t for t in self._held if all(under(p, t) for p in (work, *extra))), None)

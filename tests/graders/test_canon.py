@@ -10,12 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.helpers import MakeTask, grade_files, tiny_spec
 
 from repogym_gym.graders import CompositeGrader, PerfGrader, canon
 from repogym_gym.graders.canon import NotPlainData, canonical, digest
 from repogym_gym.graders.perf import CANON_ENV, CANON_PATH
 from repogym_gym.task import Task
+from tests.helpers import MakeTask, grade_files, tiny_spec
 
 # -- the encoding ------------------------------------------------------------------------------------------
 

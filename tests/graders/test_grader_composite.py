@@ -5,13 +5,13 @@ from __future__ import annotations
 import math
 
 import pytest
-from tests.helpers import FIXED_SOURCE, GOLDEN_PATCH, grade_files
 
 from repogym_gym.errors import GraderError, RepoGymError
-from repogym_gym.grading import grade_patch
 from repogym_gym.graders import CompositeGrader, ConstraintGrader, GradingContext, TestGrader, combine, component
+from repogym_gym.grading import grade_patch
 from repogym_gym.results import GradeComponent, GradeResult, Role
 from repogym_gym.task import Task
+from tests.helpers import FIXED_SOURCE, GOLDEN_PATCH, grade_files
 
 
 def comp(name: str, score: float, *, role: Role = "objective", passed: bool = True, weight: float = 1.0) -> GradeComponent:

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import os
 
-from tests.helpers import FIXED_SOURCE, GOLDEN_PATCH, MakeTask
-
-from repogym_gym.grading import grade_patch, grade_workspace
 from repogym_gym.graders import CompositeGrader, ConstraintGrader, GradingContext, component
 from repogym_gym.graders.constraint import added_lines
+from repogym_gym.grading import grade_patch, grade_workspace
 from repogym_gym.results import GradeComponent, GradeResult, Role
 from repogym_gym.task import Task
 from repogym_gym.workspace import Workspace
+from tests.helpers import FIXED_SOURCE, GOLDEN_PATCH, MakeTask
 
 
 class PerfectObjective:

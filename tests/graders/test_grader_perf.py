@@ -8,14 +8,13 @@ import math
 from pathlib import Path
 
 import pytest
-from tests.helpers import CALC_SOURCE, MakeTask, grade_files, make_patch, tiny_spec
 
-from repogym_gym.grading import grade_patch
-from repogym_gym.graders import CompositeGrader, PerfGrader, perf_score
-from repogym_gym.graders import perfstats
+from repogym_gym.graders import CompositeGrader, PerfGrader, perf_score, perfstats
 from repogym_gym.graders.perf import MIN_PAIRS_TO_ACCEPT
 from repogym_gym.graders.perfstats import judge, worst_case_speedup
+from repogym_gym.grading import grade_patch
 from repogym_gym.task import Task
+from tests.helpers import CALC_SOURCE, MakeTask, grade_files, make_patch, tiny_spec
 
 SLOW = "import time\n\n\ndef work():\n    time.sleep(0.3)\n"
 FAST = SLOW.replace("time.sleep(0.3)", "time.sleep(0)")
@@ -57,7 +56,7 @@ def test_perf_score_of_a_non_finite_speedup_is_zero(speedup: float) -> None:
 
 def test_perf_score_grows_with_the_speedup_between_floor_and_target() -> None:
     scores = [perf_score(s, 3.0, 1.2) for s in (1.3, 1.6, 2.0, 2.5, 2.9)]
-    assert scores == sorted(scores) and 0.0 < scores[0] and scores[-1] < 1.0
+    assert scores == sorted(scores) and scores[0] > 0.0 and scores[-1] < 1.0
 
 
 def test_perfstats_docstring_examples_run() -> None:

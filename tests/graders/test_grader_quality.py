@@ -6,12 +6,12 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from tests.helpers import CALC_SOURCE, FIXED_SOURCE, GOLDEN_PATCH, MakeTask, grade_files, tiny_spec
 
 from repogym_gym.grading import grade_patch, grade_workspace
 from repogym_gym.metrics import function_metrics
 from repogym_gym.task import Task
 from repogym_gym.workspace import Workspace
+from tests.helpers import CALC_SOURCE, FIXED_SOURCE, GOLDEN_PATCH, MakeTask, grade_files, tiny_spec
 
 RATES = "shipping/rates.py"
 

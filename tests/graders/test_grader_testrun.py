@@ -5,13 +5,12 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from tests.helpers import CALC_SOURCE, GOLDEN_PATCH, VISIBLE_TESTS, MakeTask, make_patch, tiny_spec
-
-from repogym_gym.grading import grade_patch
 from repogym_gym.graders.testrun import run_tests, write_ini
+from repogym_gym.grading import grade_patch
 from repogym_gym.results import GradeResult
 from repogym_gym.sandbox import LocalSandbox
 from repogym_gym.spec import TestSpec
+from tests.helpers import CALC_SOURCE, GOLDEN_PATCH, VISIBLE_TESTS, MakeTask, make_patch, tiny_spec
 
 ADD = "tests/test_calc.py::test_add"
 SUB = "tests/test_calc.py::test_sub"

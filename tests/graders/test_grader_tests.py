@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from tests.helpers import CALC_SOURCE, FIXED_SOURCE, MakeTask, grade_files, tiny_spec
 
-from repogym_gym.grading import grade_patch
 from repogym_gym.graders import score_tests
+from repogym_gym.grading import grade_patch
 from repogym_gym.task import Task
+from tests.helpers import CALC_SOURCE, FIXED_SOURCE, MakeTask, grade_files, tiny_spec
 
 ADD = "tests/test_calc.py::test_add"
 ADD_NEG = "tests/test_calc_hidden.py::test_add_negative"

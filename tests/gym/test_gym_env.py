@@ -15,8 +15,8 @@ from repogym_gym.agents import GoldenAgent, NoopAgent, run_episode
 from repogym_gym.env import EpisodeError
 from repogym_gym.gym import NO_EXIT_CODE, TextActionWrapper, UnicodeText, tool_schema
 from repogym_gym.gym.spaces import ACTION_SPACE, OBSERVATION_SPACE
-from tests.helpers import FIXED_SOURCE
 from tests.gym.helpers import gym_action
+from tests.helpers import FIXED_SOURCE
 
 STARTER_IDS = ["dedupe-contacts-perf", "pagination-off-by-one", "parse-duration", "shipping-quote-refactor"]
 

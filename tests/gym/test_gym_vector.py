@@ -13,8 +13,8 @@ from repogym_gym.gym import (
     make_group,
     make_thread_vec,
 )
-from tests.helpers import FIXED_SOURCE
 from tests.gym.helpers import batch
+from tests.helpers import FIXED_SOURCE
 
 FIX = {"kind": "write", "path": "calc/__init__.py", "content": FIXED_SOURCE}
 BREAK_SUB = {"kind": "write", "path": "calc/__init__.py", "content": "def add(a, b):\n    return a + b\n"}

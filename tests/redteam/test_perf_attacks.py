@@ -31,9 +31,9 @@ import pytest
 from repogym_gym.env import RepoEnv, StepResult
 from repogym_gym.graders import CompositeGrader, ConstraintGrader, PerfGrader
 from repogym_gym.graders.perfstats import judge
+from repogym_gym.grading_copy import build_grading_copy
 from repogym_gym.sandbox import LocalSandbox
 from repogym_gym.task import Task, load_task
-from repogym_gym.grading_copy import build_grading_copy
 from repogym_gym.workspace import Workspace
 from tests.helpers import FIXED_SOURCE, STARTER, MakeTask
 from tests.redteam.helpers import (
@@ -705,7 +705,7 @@ def test_the_noise_floor_holds_on_recorded_no_op_pairs(make_task: MakeTask) -> N
     assert len(windows) == TRIALS
     verdicts = [judge(b, c, min_speedup=perf.min_speedup, noise_floor=perf.noise_floor) for b, c in windows]
     fooled = sum(v.speedup >= perf.noise_floor for v in verdicts)
-    ratios = sorted(b / c for b, c in zip(base_s, cand_s))
+    ratios = sorted(b / c for b, c in zip(base_s, cand_s, strict=False))
     summary = (f"runs median {statistics.median(base_s + cand_s):.3f} s; pair ratio median {statistics.median(ratios):.3f}, "
                f"range {ratios[0]:.3f}..{ratios[-1]:.3f}; worst case max {max(v.worst_case for v in verdicts):.3f}; "
                f"min-ratio speed-up max {max(v.speedup for v in verdicts):.3f}, over the floor in {fooled} of {TRIALS} windows")

@@ -26,7 +26,6 @@ changed Python file must be UTF-8 with ``\\n`` or CRLF line ends, and patterns a
 
 from __future__ import annotations
 
-
 import pytest
 
 from repogym_gym.task import Task, load_task

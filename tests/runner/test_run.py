@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 
 from repogym_gym.agents.registry import AGENTS, AgentSpec
-from repogym_gym.errors import AgentNotFoundError, RunError, SandboxUnavailableError, TaskNotFoundError, UnconfinedWarning
+from repogym_gym.errors import (
+    AgentNotFoundError,
+    RunError,
+    SandboxUnavailableError,
+    TaskNotFoundError,
+    UnconfinedWarning,
+)
 from repogym_gym.runner import RunConfig, RunResult, RunSummary, load_results, result_path, run_suite, run_task
 from repogym_gym.task import Task
 from repogym_gym.trajectory import Trajectory

@@ -27,7 +27,6 @@ from repogym_gym.spec import LimitsSpec
 from tests.helpers import STARTER
 from tests.sandbox.helpers import pool_processes, require_bwrap, sh
 
-
 # --- identity and privileges -------------------------------------------------------------------
 
 

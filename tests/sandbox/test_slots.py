@@ -52,19 +52,16 @@ def test_a_slot_locked_by_another_process_is_skipped(tmp_path: Path) -> None:
 
 def test_a_busy_pool_raises_after_waiting(tmp_path: Path) -> None:
     pool = SlotPool(first_uid=61000, size=1, lock_dir=tmp_path, wait_s=0.05)
-    with pool.slot():
-        with pytest.raises(SandboxError, match=r"all 1 sandbox slots stayed busy for 0.05 s"):
-            with pool.slot():
-                pass
+    with pool.slot(), pytest.raises(SandboxError, match=r"all 1 sandbox slots stayed busy for 0.05 s"), pool.slot():
+        pass
 
 
 def test_a_lock_directory_owned_by_someone_else_is_refused(tmp_path: Path) -> None:
     if os.geteuid() != 0:
         pytest.skip("needs root to give the directory away")
     os.chown(tmp_path, 61999, 61999)
-    with pytest.raises(SandboxError, match="belongs to uid 61999"):
-        with SlotPool(lock_dir=tmp_path).slot():
-            pass
+    with pytest.raises(SandboxError, match="belongs to uid 61999"), SlotPool(lock_dir=tmp_path).slot():
+        pass
 
 
 def test_uids_that_name_real_users_are_never_handed_out() -> None:
