@@ -228,6 +228,7 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
             known = state["modules"].get(module_name)
             if known is not None and known != _id(module):
                 violate(f"test module {label}: sys.modules[{module_name!r}] was replaced before it was imported")
+        check_definitions(label, namespace)
         snap = row(f"test module {label}", namespace, namespace)
         watched.append(snap)
         add_row(_id(namespace), snap)
@@ -241,20 +242,62 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
                     watched.append(snap)
                     add_row(_id(value), snap)
 
+    def check_definitions(label, namespace):
+        """A grader module, as its import returned: each top-level ``def`` of its file still binds that
+        function (or a wrapper of it), no module ``__getattr__`` its file does not define was planted,
+        its ``__file__`` is exactly a str. Code of the submission ran in that module's last moments
+        (pytest's ``module_file.endswith`` on a str-subclass ``__file__``, ``getattr(mod,
+        "pytest_plugins")`` through a planted ``__getattr__``) and rebound its helpers to no-ops."""
+        defined = J["qualnames"].get(label, ())
+        for name in _list(defined):
+            if _type(name) is not _str or "." in name or name.startswith("<") or name not in namespace:
+                continue
+            value = namespace[name]
+            if J["class_name"](_type(value)) == "FixtureFunctionDefinition":
+                value = _instance_dict(value, "__dict__").get("_fixture_function", value)
+            for _ in _repeat(None, 8):  # trusted wrappers (functools.wraps, mock.patch) lead to what they wrap
+                if _type(value) is not _FunctionType or _id(value.__code__) in verified or \
+                        kind_of_file(value.__code__.co_filename) != "trusted":
+                    break
+                value = _instance_dict(value, "__dict__").get("__wrapped__", value)
+            t = _type(value)
+            if t is _FunctionType and _id(value.__code__) in verified and value.__code__.co_name == name:
+                continue
+            if t is _FunctionType or t is _partial or t is _MethodType or J["class_name"](t) == "builtin_function_or_method":
+                violate(f"test module {label}: {key_text(name)} is not the function its file defines (a {name_of(value)})")
+        if "__getattr__" in namespace and "__getattr__" not in defined:
+            violate(f"test module {label}: a __getattr__ its file does not define was planted in it")
+        for key in ("__file__", "__cached__"):
+            if key in namespace and namespace[key] is not None and _type(namespace[key]) is not _str:
+                violate(f"test module {label}: its {key} is a {name_of(namespace[key])}, not a str")
+        spec = namespace.get("__spec__")
+        origin = _instance_dict(spec, "__dict__").get("origin") if spec is not None else None
+        if origin is not None and _type(origin) is not _str:
+            violate(f"test module {label}: its __spec__.origin is a {name_of(origin)}, not a str")
+        for hooks in (J["meta_path"], J["path_hooks"]):
+            for entry in _list(hooks):
+                if from_submission(entry) or submission_class(_type(entry)):
+                    violate(f"an import hook of the submission ({name_of(entry)}) was installed")
+
     def check_case_methods(cls):
-        """A test class's own attributes named like unittest's methods (``assertEqual``, ``fail``...) are
-        functions of its verified file or of the interpreter's installation: code the test module's
-        body called could otherwise have made them no-ops before the watch began."""
+        """The attributes named like unittest's methods (``assertEqual``, ``fail``...) of a test class and
+        of every class of its MRO before ``TestCase`` are functions of a verified file or of the
+        interpreter's installation: code that ran before the watch began could otherwise have made
+        them no-ops, on the class or on a base it planted through ``__bases__``."""
         testcase = state["codes"]["testcase_type"] if state["codes"] else None
         if testcase is None or not _any(c is testcase for c in J["class_mro"](cls)):
             return
         names = _class_dict(testcase)
-        for key, value in _list(_class_dict(cls).items()):
-            if _type(key) is not _str or key not in names or key.startswith("__"):
-                continue
-            if _type(value) is not _FunctionType or (_id(value.__code__) not in verified
-                                                      and kind_of_file(value.__code__.co_filename) != "trusted"):
-                violate(f"test class {_class_qualname(cls)}: {key_text(key)} is not a method of its file (a {name_of(value)})")
+        for c in J["class_mro"](cls):  # every class between it and TestCase: a base planted through __bases__ too
+            if c is testcase:
+                break
+            for key, value in _list(_class_dict(c).items()):
+                if _type(key) is not _str or key not in names or key.startswith("__"):
+                    continue
+                if _type(value) is not _FunctionType or (_id(value.__code__) not in verified
+                                                          and kind_of_file(value.__code__.co_filename) != "trusted"):
+                    violate(f"test class {_class_qualname(cls)}: {key_text(key)} of {_class_qualname(c)} is not a method "
+                            f"of a test file (a {name_of(value)})")
 
     def plain_function(obj):
         if _type(obj) is _MethodType:

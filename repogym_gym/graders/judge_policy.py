@@ -41,7 +41,12 @@ verdict must not depend on anything that code can reach. The policy rests on fou
    contact (the first code that is not trusted about to run); the verdict path (pytest, pluggy,
    unittest, builtins, the runner, and each test module with its classes) is compared before
    every recorded outcome, everything at the end, where no trusted module may hold submission
-   code. Changes made through pytest's ``monkeypatch`` by grader code are accepted.
+   code. Changes made through pytest's ``monkeypatch`` by grader code are accepted. Each grader
+   module (test modules and their support modules) is watched from the moment pytest's import of a
+   test module returns, before its collection probes any name; code of the submission may have run
+   before then, so at that moment its file's top-level ``def`` names must still bind their own
+   functions, a test class and its bases hold only test-file or interpreter functions under
+   unittest's method names, and no planted ``__getattr__``, non-str ``__file__`` or import hook is found.
 
 Known limits (README, "The judge"): a replacement made and undone within one call of the code
 under test is not seen by a comparison before or after it; values that lie (an ``__eq__`` that
@@ -105,6 +110,7 @@ def _primitives():
         "BaseException": BaseException, "Exception": Exception, "OSError": OSError,
         "instance_dict": object.__getattribute__,  # (o, "__dict__") for objects of trusted classes only
         "class_dict": type.__dict__["__dict__"].__get__,  # a class's namespace, past any metaclass
+        "meta_path": sys.meta_path, "path_hooks": sys.path_hooks,  # the lists themselves: entries are judged at each watch
         "class_name": type.__dict__["__name__"].__get__,
         "class_qualname": type.__dict__["__qualname__"].__get__,
         "class_mro": type.__dict__["__mro__"].__get__,
