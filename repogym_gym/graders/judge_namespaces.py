@@ -27,6 +27,7 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
     kind_of_file, is_submission = J["kind_of_file"], J["is_submission"]
     _is, _all, _dict_get, _referents = J["is_"], J["all"], J["dict_get"], J["get_referents"]
     _chain, _repeat = J["chain"], J["repeat"]
+    builtin_names = J["builtin_names"]
     groups = {}  # group key -> {"rows": [row], "fast": flat tuple or None}
     verdict_path = frozenset(("_pytest", "pytest", "pluggy", "unittest", "builtins", "__main__", "judge_policy",
                               "judge_code", "judge_namespaces", "judge_objects", "judge_ledger"))
@@ -144,7 +145,18 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         return _callable(value) or t is _ModuleType or _class_dict(t).get("__get__") is not None
 
     def own_code(cls):
-        return _any(_type(v) is _FunctionType and is_submission(v.__code__) for v in _list(_class_dict(cls).values()))
+        """Whether a member of any class of ``cls``'s MRO (a function, a property's accessor, a static or
+        class method) is code of the submission: an instance of an empty subclass of a submission class
+        calls the base's ``__call__`` (a ``getattr`` planted in unittest.case was one). Not cached: a
+        class can gain members."""
+        for c in J["class_mro"](cls):
+            for member in _list(_class_dict(c).values()):
+                t = _type(member)
+                parts = (member.fget, member.fset, member.fdel) if t is _property else \
+                    (member.__func__,) if t is _classmethod or t is _staticmethod else (member,)
+                if _any(_type(f) is _FunctionType and is_submission(f.__code__) for f in parts):
+                    return True
+        return False
 
     def from_submission(value, depth=0):
         """Whether ``value`` is, or wraps, code of the submission."""
@@ -181,8 +193,9 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
                         violate(f"{label}: a key of type {name_of(key)} was added")
                     elif key not in keys:
                         value = mapping.get(key)
-                        if (identity and _type(owner) is _type and is_code_like(value)) or from_submission(value):
-                            violate(f"{label}: {key} was added (a {name_of(value)})")
+                        shadows = _type(owner) is _ModuleType and key in builtin_names  # its code now calls this
+                        if (identity and (_type(owner) is _type or shadows) and is_code_like(value)) or from_submission(value):
+                            violate(f"{label}: {key_text(key)} was added (a {name_of(value)})")
 
     def accept_change(owner):
         """Take ``owner``'s namespace as it is now (a monkeypatch made by grader code)."""
@@ -274,6 +287,10 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         origin = _instance_dict(spec, "__dict__").get("origin") if spec is not None else None
         if origin is not None and _type(origin) is not _str:
             violate(f"test module {label}: its __spec__.origin is a {name_of(origin)}, not a str")
+        sys_dict = _instance_dict(_modules.get("sys"), "__dict__") if _type(_modules.get("sys")) is _ModuleType else {}
+        for key in ("meta_path", "path_hooks"):
+            if sys_dict.get(key) is not J[key]:
+                violate(f"sys.{key} was replaced (now a {name_of(sys_dict.get(key))})")
         for hooks in (J["meta_path"], J["path_hooks"]):
             for entry in _list(hooks):
                 if from_submission(entry) or submission_class(_type(entry)):

@@ -111,6 +111,8 @@ def _primitives():
         "instance_dict": object.__getattribute__,  # (o, "__dict__") for objects of trusted classes only
         "class_dict": type.__dict__["__dict__"].__get__,  # a class's namespace, past any metaclass
         "meta_path": sys.meta_path, "path_hooks": sys.path_hooks,  # the lists themselves: entries are judged at each watch
+        # a module on the verdict path given a global of one of these names calls it instead of the builtin
+        "builtin_names": frozenset(vars(sys.modules["builtins"])),
         "class_name": type.__dict__["__name__"].__get__,
         "class_qualname": type.__dict__["__qualname__"].__get__,
         "class_mro": type.__dict__["__mro__"].__get__,

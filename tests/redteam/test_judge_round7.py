@@ -264,6 +264,13 @@ ROUND10 = {
         "round11/loader_window_bases.py", PROBE_UNITTEST, "tests/test_calc.py::TestCalc::"),
     "round 11: support helpers rebound after the body, before the import returned": (
         "round11/loader_window_bases.py", PROBE_HELPERS, "tests/test_calc.py::"),
+    # round 12 (against 729bc6b): `type` and `getattr` added to unittest.case's globals (which its
+    # _getAssertEqualityFunc looks up) as instances of an empty subclass of a submission class: not
+    # "code of the submission" by its own dict, and an added module key counted only as that
+    "round 12: unittest.case given a global getattr and type that make assertEqual a no-op": (
+        "round12/case_globals_type_getattr.py", PROBE_UNITTEST, "tests/test_calc.py::TestCalc::"),
+    "round 12: sys.meta_path replaced as a whole list (the watch read the list it started with)": (
+        "round12/meta_path_replaced.py", PROBE_HELPERS, "tests/test_calc.py::"),
 }
 
 
@@ -286,7 +293,8 @@ def test_the_tenth_rounds_collection_probe_scores_zero(start: Start, make_task, 
     invalid = str(component(result, "tests")["details"].get("invalid") or "")
     assert "broke the judge's policy" in invalid and ("was added" in invalid or "was replaced" in invalid
                                                        or "is not a method" in invalid or "its file does not define" in invalid
-                                                       or "not a str" in invalid or "is not the function its file defines" in invalid), invalid
+                                                       or "not a str" in invalid or "is not the function its file defines" in invalid
+                                                       or "was replaced" in invalid), invalid
     fixed = start(task)  # the same tests, the bug fixed for real: the watch costs an honest submission nothing
     write(fixed, "calc/__init__.py", FIXED_SOURCE)
     assert submit(fixed).reward == 1.0
