@@ -105,6 +105,7 @@ def build(J):  # noqa: C901, N803 - J is the policy's closure state, as in judge
             try:
                 parsed = ast.parse(source, filename=filename)
                 J["imports"][filename] = _imports(ast, parsed)
+                J["bound"][filename] = _bound_names(ast, parsed)
                 rewrite_asserts(parsed, source, filename, None)
                 codes.append(_compile(parsed, filename, "exec", dont_inherit=True))
             except _Exception:  # noqa: BLE001 - an unparseable file verifies nothing
@@ -132,6 +133,15 @@ def build(J):  # noqa: C901, N803 - J is the policy's closure state, as in judge
                     if alias.name != "*":
                         bound[alias.asname or alias.name] = (node.module, alias.name)
         return {k: v for k, v in bound.items() if counts.get(k, 0) == 1}
+
+    def _bound_names(ast, parsed):
+        """Every name the file binds anywhere (None after a star import: it may bind any)."""
+        names = J["set"]()
+        for node in ast.walk(parsed):
+            if _type(node) is ast.ImportFrom and _any(a.name == "*" for a in node.names):
+                return None
+            names.update(_targets(ast, node))
+        return _frozenset(names)
 
     def _targets(ast, node):
         t = _type(node)

@@ -193,7 +193,7 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
                         violate(f"{label}: a key of type {name_of(key)} was added")
                     elif key not in keys:
                         value = mapping.get(key)
-                        shadows = _type(owner) is _ModuleType and key in builtin_names  # its code now calls this
+                        shadows = (_type(owner) is _ModuleType or _id(mapping) in module_dicts) and key in builtin_names
                         if (identity and (_type(owner) is _type or shadows) and is_code_like(value)) or from_submission(value):
                             violate(f"{label}: {key_text(key)} was added (a {name_of(value)})")
 
@@ -280,6 +280,11 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
                 violate(f"test module {label}: {key_text(name)} is not the function its file defines (a {name_of(value)})")
         if "__getattr__" in namespace and "__getattr__" not in defined:
             violate(f"test module {label}: a __getattr__ its file does not define was planted in it")
+        bound = J["bound"].get(label)
+        if bound is not None:  # a global named like a builtin shadows it for the file's code (a list whose == is always True)
+            for key in _list(namespace):
+                if _type(key) is _str and key in builtin_names and not key.startswith("__") and key not in bound:
+                    violate(f"test module {label}: {key_text(key)} shadows the builtin, and its file does not bind it")
         for key in ("__file__", "__cached__"):
             if key in namespace and namespace[key] is not None and _type(namespace[key]) is not _str:
                 violate(f"test module {label}: its {key} is a {name_of(namespace[key])}, not a str")

@@ -158,6 +158,7 @@ def install(config):
         module_dicts={},  # id(globals) -> abs path, for verified grader modules
         grader_modules=[],  # their globals, in the order they started to run (watched once their import returned)
         imports={},  # abs path -> {name: (module, attribute)} its top-level imports bind
+        bound={},  # abs path -> every name it binds anywhere (None: a star import), for planted builtin shadows
         qualnames={},  # abs path -> qualified names of the functions it defines
         violations=[], ledger={}, items={},  # items: id(item) -> [item, node id, function, its state, ran]
         watched=[], everything=[],  # snapshot rows compared before each pass / at the end

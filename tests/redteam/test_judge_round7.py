@@ -271,6 +271,10 @@ ROUND10 = {
         "round12/case_globals_type_getattr.py", PROBE_UNITTEST, "tests/test_calc.py::TestCalc::"),
     "round 12: sys.meta_path replaced as a whole list (the watch read the list it started with)": (
         "round12/meta_path_replaced.py", PROBE_HELPERS, "tests/test_calc.py::"),
+    # round 13 (against 50b8e3c): `list` planted in the test module itself while it imported the
+    # package, a list subclass whose == is mock.ANY's (a trusted function): 1.0 on more-itertools
+    "round 13: a builtin name planted in the test module (a list whose == is always True)": (
+        "round13/testmodule_builtin_shadow.py", PROBE_UNITTEST, "tests/test_calc.py::TestCalc::"),
 }
 
 
@@ -294,7 +298,7 @@ def test_the_tenth_rounds_collection_probe_scores_zero(start: Start, make_task, 
     assert "broke the judge's policy" in invalid and ("was added" in invalid or "was replaced" in invalid
                                                        or "is not a method" in invalid or "its file does not define" in invalid
                                                        or "not a str" in invalid or "is not the function its file defines" in invalid
-                                                       or "was replaced" in invalid), invalid
+                                                       or "was replaced" in invalid or "shadows the builtin" in invalid), invalid
     fixed = start(task)  # the same tests, the bug fixed for real: the watch costs an honest submission nothing
     write(fixed, "calc/__init__.py", FIXED_SOURCE)
     assert submit(fixed).reward == 1.0
