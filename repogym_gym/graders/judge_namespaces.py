@@ -335,14 +335,7 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         seen = submission_classes.get(_id(cls))
         if seen is not None and seen[0] is cls:
             return seen[1]
-        found = False
-        for c in J["class_mro"](cls):
-            for member in _list(_class_dict(c).values()):
-                t = _type(member)
-                parts = (member.fget, member.fset, member.fdel) if t is _property else \
-                    (member.__func__,) if t is _classmethod or t is _staticmethod else (member,)
-                if _any(_type(f) is _FunctionType and is_submission(f.__code__) for f in parts):
-                    found = True
+        found = own_code(cls)
         submission_classes[_id(cls)] = (cls, found)
         return found
 
