@@ -330,14 +330,15 @@ _DEFINITIONS = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDe
 def _logic_lines(body: list[ast.stmt]) -> int:
     """Lines of a module's top level (and of its class bodies) that run logic: every statement but
     imports, definitions, assignments, ``pass`` and docstrings; a class's body is looked into."""
-    lines, stack = 0, list(body)
+    lines: set[int] = set()  # distinct lines: statements joined by ";" share one
+    stack = list(body)
     while stack:
         node = stack.pop()
         if isinstance(node, ast.ClassDef):
             stack.extend(node.body)
         elif not isinstance(node, _DEFINITIONS) and not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)):
-            lines += (node.end_lineno or node.lineno) - node.lineno + 1
-    return lines
+            lines.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+    return len(lines)
 
 
 def _top_level_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:

@@ -106,7 +106,9 @@ def build(J):  # noqa: C901, N803 - J is the policy's closure state, as in judge
                 parsed = ast.parse(source, filename=filename)
                 J["imports"][filename] = _imports(ast, parsed)
                 J["bound"][filename] = _bound_names(ast, parsed)
+                J["lines"][filename] = J["line_table"](ast, parsed)
                 rewrite_asserts(parsed, source, filename, None)
+                J["lines"][filename] = J["line_table"](ast, parsed)  # what pytest's rewriting binds too
                 codes.append(_compile(parsed, filename, "exec", dont_inherit=True))
             except _Exception:  # noqa: BLE001 - an unparseable file verifies nothing
                 pass
@@ -202,5 +204,5 @@ def build(J):  # noqa: C901, N803 - J is the policy's closure state, as in judge
                 return True
         return False
 
-    J.update(kind_of_file=kind_of_file, is_submission=is_submission, submission_frame=submission_frame, where=where,
+    J.update(exec_globals=exec_globals, kind_of_file=kind_of_file, is_submission=is_submission, submission_frame=submission_frame, where=where,
              holder_of_frames=holder_of_frames, compile_grader_files=compile_grader_files, verify_module=verify_module)

@@ -100,11 +100,17 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         for cls in classes:
             check_group(_id(cls))
 
+    fixed = {}  # id(grader module globals) -> the names its file's functions may rebind (judge_statements)
+
     def row(label, owner, mapping, flags=True):
-        """[label, owner, mapping, keys, ids, size, which values are code-like (``flags``; else all False)]."""
+        """[label, owner, mapping, keys, ids, size, which values are compared by identity (code-like
+        ones, if ``flags``, and a grader module's names that only its module-level statements bind)]."""
         keys = _tuple(mapping)
         values = _tuple(_map(mapping.get, keys))
         code_like = _tuple(_map(is_code_like, values)) if flags else (False,) * _len(keys)
+        if flags and _id(mapping) in fixed:
+            rebindable = fixed[_id(mapping)]
+            code_like = _tuple(c or (k not in rebindable and k != "__warningregistry__") for k, c in _zip(keys, code_like))
         return [label, owner, mapping, keys, _tuple(_map(_id, values)), _len(keys), code_like]
 
     def module_namespace_of(module):
@@ -199,9 +205,10 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
 
     def accept_change(owner):
         """Take ``owner``'s namespace as it is now (a monkeypatch made by grader code)."""
+        mapping = _instance_dict(owner, "__dict__") if _type(owner) is _ModuleType else None
         for rows in (watched, everything, *(g["rows"] for g in groups.values())):
             for i, snap in _enumerate(rows):
-                if snap[1] is owner or snap[2] is owner:
+                if snap[1] is owner or snap[2] is owner or snap[2] is mapping:
                     rows[i] = row(snap[0], snap[1], snap[2])
         for group in groups.values():
             group["fast"] = None
@@ -226,10 +233,14 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         """A verified test module, at its first collected test: its top-level imports must bind what
         its source says (a submission rebinding ``pytest`` or ``raises`` in it is caught), then its
         namespace and the classes its own code defines are watched like the verdict path."""
+        J["settle_statements"](namespace)
         if _id(namespace) in watched_modules:
             return
         watched_modules.add(_id(namespace))
         label = module_dicts[_id(namespace)]
+        rebindable = J["rebindable_names"](label)
+        if rebindable is not None:  # from now on its other names keep what its statements bound
+            fixed[_id(namespace)] = rebindable
         for name, (module_name, attribute) in J["imports"].get(label, {}).items():
             module = _modules.get(module_name)
             if _type(module) is not _ModuleType or _type(name) is not _str:
@@ -417,5 +428,5 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         return _tuple(rows)
 
     J.update(take_snapshot=take_snapshot, check_verdict_path=check_verdict_path, compare=compare, accept_change=accept_change, check_everything=check_everything,
-             watch_module=watch_module, hook_impls=hook_impls, from_submission=from_submission,
+             watch_module=watch_module, hook_impls=hook_impls, from_submission=from_submission, check_group=check_group,
              plain_function=plain_function, submission_class=submission_class)

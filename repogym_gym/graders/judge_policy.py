@@ -68,17 +68,19 @@ and none of them looks a global up (``tests/graders/test_judge_policy.py`` check
 import sys
 
 if __package__:
-    from . import judge_code, judge_ledger, judge_namespaces, judge_objects
+    from . import judge_code, judge_ledger, judge_namespaces, judge_objects, judge_statements
 else:  # copied beside the runner and imported as top-level modules
     import judge_code
     import judge_ledger
     import judge_namespaces
     import judge_objects
+    import judge_statements
 
 __all__ = ["install"]
 
 #: The policy's files, copied together beside the runner.
-PARTS = ("judge_policy.py", "judge_code.py", "judge_namespaces.py", "judge_objects.py", "judge_ledger.py")
+PARTS = ("judge_policy.py", "judge_code.py", "judge_namespaces.py", "judge_objects.py", "judge_ledger.py",
+         "judge_statements.py")
 
 
 
@@ -97,14 +99,15 @@ def _primitives():
     return {
         "type": type, "id": id, "len": len, "str": str, "bytes": bytes, "int": int, "dict": dict, "set": set,
         "tuple": tuple, "list": list, "zip": zip, "map": map, "sorted": sorted, "frozenset": frozenset,
-        "callable": callable, "any": any, "all": all, "enumerate": enumerate, "is_": operator.is_,
+        "callable": callable, "any": any, "all": all, "getattr": getattr, "min": min, "range": range, "enumerate": enumerate, "is_": operator.is_,
         "dict_get": dict.get, "get_referents": gc.get_referents, "gc_isenabled": gc.isenabled,
         "gc_disable": gc.disable, "gc_enable": gc.enable, "token": {},
         "chain": itertools.chain.from_iterable, "repeat": itertools.repeat, "stat": os.stat, "getcwd": os.getcwd, "compile": compile, "modules": sys.modules,
         "getframe": sys._getframe, "get_ident": _thread.get_ident, "write": os.write, "exit": os._exit,
         "os_open": os.open, "os_read": os.read, "os_close": os.close, "O_RDONLY": os.O_RDONLY,
         "FunctionType": types.FunctionType, "MethodType": types.MethodType, "ModuleType": types.ModuleType,
-        "CodeType": types.CodeType, "partial": functools.partial, "property": property, "classmethod": classmethod,
+        "CodeType": types.CodeType, "FrameType": types.FrameType, "settrace": sys.settrace, "audit": sys.audit,
+        "partial": functools.partial, "property": property, "classmethod": classmethod,
         "staticmethod": staticmethod, "ValueError": ValueError, "AttributeError": AttributeError,
         "ImportError": ImportError, "PermissionError": PermissionError, "RuntimeError": RuntimeError, "TypeError": TypeError,
         "BaseException": BaseException, "Exception": Exception, "OSError": OSError,
@@ -160,6 +163,7 @@ def install(config):
         imports={},  # abs path -> {name: (module, attribute)} its top-level imports bind
         bound={},  # abs path -> every name it binds anywhere (None: a star import), for planted builtin shadows
         qualnames={},  # abs path -> qualified names of the functions it defines
+        lines={},  # abs path -> what each line's module-level statements bind (judge_statements.line_table)
         violations=[], ledger={}, items={},  # items: id(item) -> [item, node id, function, its state, ran]
         watched=[], everything=[],  # snapshot rows compared before each pass / at the end
         protected_classes={}, protected_modules={},  # id -> object
@@ -167,6 +171,7 @@ def install(config):
     _core(J)
     judge_code.build(J)
     judge_namespaces.build(J)
+    judge_statements.build(J)
     judge_objects.build(J)
     judge_ledger.build(J)
     sys.addaudithook(_rules(J))
@@ -216,6 +221,7 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
     violate, name_of, key_text, where, safe = J["violate"], J["name_of"], J["key_text"], J["where"], J["safe"]
     kind_of_file, is_submission, holder_of_frames = J["kind_of_file"], J["is_submission"], J["holder_of_frames"]
     verify_module, take_snapshot, on_runner = J["verify_module"], J["take_snapshot"], J["on_runner"]
+    exec_globals, begin_statements, on_trace = J["exec_globals"], J["begin_statements"], J["on_trace"]
     deny_always = frozenset(("sys.addaudithook", "sys.setprofile", "sys.settrace", "gc.get_objects", "gc.get_referrers",
                              "gc.get_referents", "sys._current_frames", "sys._current_exceptions", "builtins.breakpoint",
                              "pdb.Pdb"))
@@ -269,8 +275,12 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
         if not state["armed"] and (kind == "grader" or (_type(filename) is _str and filename.startswith("/"))):
             state["armed"] = True  # first contact: the first code of a file that is not trusted is about to run
             take_snapshot()
-        if kind == "grader" and code.co_name == "<module>" and _id(code) not in verified and not verify_module(code, caller):
-            return _ImportError, f"the code run as {filename} is not the code of that file"
+        if kind == "grader" and code.co_name == "<module>":
+            if _id(code) not in verified and not verify_module(code, caller):
+                return _ImportError, f"the code run as {filename} is not the code of that file"
+            namespace = exec_globals(caller)
+            if namespace is not None:
+                begin_statements(code, namespace)  # its body is traced from its first line (judge_statements)
         return None
 
     def on_frame(name, error, caller):
@@ -403,6 +413,8 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
         if event == "open":
             return on_open(args[0])
         caller = caller_of_event()
+        if event == "repogym.trace":  # the policy's trace function, while a grader module's body runs
+            return on_trace(args, caller)
         if event in deny_always:
             return _RuntimeError, f"{event} is not allowed while tests are judged ({where(caller)})"
         if state["codes"] is None:  # before init only the runner's own trusted start-up runs

@@ -35,7 +35,8 @@ import sys
 
 _audit = sys.audit
 #: The policy's files, copied beside this script (``judge_policy.PARTS``).
-POLICY_PARTS = ("judge_policy.py", "judge_code.py", "judge_namespaces.py", "judge_objects.py", "judge_ledger.py")
+POLICY_PARTS = ("judge_policy.py", "judge_code.py", "judge_namespaces.py", "judge_objects.py", "judge_ledger.py",
+                "judge_statements.py")
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 

@@ -30,6 +30,7 @@ from repogym_gym.dyncode import dynamic_code
 from repogym_gym.graders.base import GradingContext, component
 from repogym_gym.metrics import FunctionMetrics, NestedTooDeep, parse_module, python_files, read_source, tree_metrics
 from repogym_gym.results import GradeComponent, Role
+from repogym_gym.safetext import short_text
 
 __all__ = ["QualityGrader"]
 
@@ -72,7 +73,18 @@ class QualityGrader:
         except _Unmeasurable as exc:
             return component(self, score=0.0, passed=False, messages=[str(exc)],
                              details={"violations": {name: ["unmeasurable"] for name in rules}})
-        metrics: list[FunctionMetrics] = [m for rel, tree in modules.items() for m in tree_metrics(tree, rel, top_level=True)]
+        try:
+            held = {f"{rel} (source in a string at line {line})": tree for rel in changed if rel in modules
+                    for line, tree in _source_in_strings(modules[rel], rel)}
+        except _Unmeasurable as exc:
+            return component(self, score=0.0, passed=False, messages=[str(exc)],
+                             details={"violations": {name: ["unmeasurable"] for name in rules}})
+        try:
+            metrics: list[FunctionMetrics] = [m for rel, tree in {**modules, **held}.items()
+                                              for m in tree_metrics(tree, rel, top_level=True)]
+        except ValueError as exc:  # a measurement the metrics model refuses is the submission's 0, not infra_error
+            return component(self, score=0.0, passed=False, messages=[f"unmeasurable: {short_text(str(exc), 200)}"],
+                             details={"violations": {name: ["unmeasurable"] for name in rules}})
         changed_set = set(changed)
         dynamic = [why for rel in changed if rel not in modules and (why := _importable_binary(ctx.repo, rel))]
         dynamic += [m for rel, tree in modules.items() if rel in changed_set for m in dynamic_code(tree, rel)]
@@ -127,6 +139,35 @@ def _modules(repo: Path, paths: list[str], changed: list[str]) -> dict[str, ast.
         if tree is not None:
             modules[rel] = tree
     return modules
+
+
+def _source_in_strings(tree: ast.Module, rel: str) -> list[tuple[int, ast.Module]]:
+    """(line, module) for every string or bytes literal of a changed file that parses as Python
+    statements (red-team round 14: the original code kept as a string and run through a builtin
+    reached as ``vars(print.__self__).get("exec")``, a ForwardRef, ``inspect.signature(eval_str=True)``,
+    ``mock``'s ``get_original``, or a module written at run time and imported): code held as data
+    is measured like code, whatever later runs it. A one-line string with no ``;`` is prose or a
+    name, never a program worth measuring.
+
+    Raises:
+        _Unmeasurable: such a string nests too deep for the parser.
+    """
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Constant) or not isinstance(node.value, (str, bytes)) or len(node.value) < 16:
+            continue
+        text = node.value if isinstance(node.value, bytes) else node.value.encode("utf-8", "surrogatepass")
+        if b"\n" not in text and b";" not in text:
+            continue
+        try:
+            held = parse_module(text, rel)
+        except NestedTooDeep:
+            raise _Unmeasurable(f"cannot measure {rel}: a string at line {node.lineno} nests too deeply for the parser") from None
+        except (SyntaxError, ValueError):
+            continue
+        if any(not isinstance(stmt, ast.Expr) or not isinstance(stmt.value, (ast.Constant, ast.Name)) for stmt in held.body):
+            found.append((node.lineno, held))
+    return found
 
 
 def _importable_binary(repo: Path, rel: str) -> str | None:

@@ -259,3 +259,43 @@ def test_a_module_level_lambda_is_measured_like_a_def(make_task: MakeTask) -> No
     quality = grade_files(task, {"calc/pick.py": source}).component("quality")
     assert quality.details["violations"] == {"max_function_length": ["calc/pick.py:1 <lambda>: 5 lines > 3"],
                                              "max_cyclomatic_complexity": ["calc/pick.py:1 <lambda>: 3 complexity > 2"]}
+
+
+def test_statements_joined_by_semicolons_are_measured_not_an_infra_error(make_task: MakeTask) -> None:
+    """Red-team round 14: ``a(); b()`` in a changed file gave a module 2 lines of logic on its one
+    line, the metrics model refused it, and the grading became infra_error (a masked zero)."""
+    task = _tiny_refactor(make_task, max_function_length=50, max_cyclomatic_complexity=50)
+    result = grade_files(task, {"notes.txt": "a(); b()\n"})
+    assert result.infra_error is None, result.infra_error
+    quality = result.component("quality")
+    assert quality.details["violations"]["max_function_length"] == []
+    assert (quality.score, result.score) == (1.0, 1.0)
+
+
+RUNNERS_OF_HELD_SOURCE = {  # red-team round 14: refactor 1.0 with the original still running
+    "a builtin reached through print.__self__": 'vars(print.__self__).get("exec")(_SOURCE, globals())\n',
+    "a module written at run time and imported": (
+        "import pathlib, sys, tempfile\n_DIR = tempfile.mkdtemp()\n"
+        "pathlib.Path(_DIR, '_calc_impl.py').write_text(_SOURCE)\nsys.path.insert(0, _DIR)\n"
+        "from _calc_impl import *  # noqa: F403\n"),
+}
+
+
+@pytest.mark.parametrize("how", list(RUNNERS_OF_HELD_SOURCE))
+def test_source_held_in_a_string_is_measured_like_code(make_task: MakeTask, how: str) -> None:
+    task = _tiny_refactor(make_task, max_function_length=3)
+    held = CALC_SOURCE + "\n\n" + LONG
+    result = grade_files(task, {"calc/__init__.py": f"_SOURCE = {held!r}\n" + RUNNERS_OF_HELD_SOURCE[how]})
+    assert result.component("tests").passed is True  # the held code runs and is what the tests call
+    quality = result.component("quality")
+    assert quality.details["violations"]["max_function_length"] == [
+        "calc/__init__.py (source in a string at line 1):9 long: 7 lines > 3"], quality.details
+    assert (quality.score, result.score) == (0.0, 0.0)
+
+
+def test_prose_and_short_strings_are_not_measured_as_source(make_task: MakeTask) -> None:
+    task = _tiny_refactor(make_task, max_function_length=3)
+    source = CALC_SOURCE + '\nNOTE = """Adds numbers.\\nSee the README for details."""\nSEP = "a; b"\n'
+    result = grade_files(task, {"calc/__init__.py": source})
+    assert result.component("quality").details["violations"]["max_function_length"] == []
+    assert result.score == 1.0
