@@ -42,9 +42,10 @@ verdict must not depend on anything that code can reach. The policy rests on fou
    unittest, builtins, the runner, and each test module with its classes) is compared before
    every recorded outcome, everything at the end, where no trusted module may hold submission
    code. Changes made through pytest's ``monkeypatch`` by grader code are accepted. Each grader
-   module (test modules and their support modules) is watched from the moment pytest's import of a
-   test module returns, before its collection probes any name; code of the submission may have run
-   before then, so at that moment its file's top-level ``def`` names must still bind their own
+   module (test modules and their support modules) is watched from its first statement
+   (:mod:`judge_statements`: the policy's trace function reports each line of its body, and only a
+   statement that binds a name may change it), and again when pytest's import of a test module
+   returns, before its collection probes any name: its file's top-level ``def`` names must still bind their own
    functions, a test class and its bases hold only test-file or interpreter functions under
    unittest's method names, and no planted ``__getattr__``, non-str ``__file__`` or import hook is found.
 
@@ -58,9 +59,10 @@ Events of the runner (``sys.audit("repogym.judge", op, *args)``): ``init``, ``co
 ``collect_error``, ``hooks``, ``begin``, ``call``, ``raised``, ``returned``, ``report``, ``end``,
 ``monkeypatch``, ``sessionfinish``, ``finish``.
 
-The policy is four standalone files copied beside the runner: this one (the audited operations
-and the hook), :mod:`judge_code` (where code comes from, who holds a frame, verified grader
-modules), :mod:`judge_namespaces` (snapshots and comparisons) and :mod:`judge_ledger` (items,
+The policy is standalone files copied beside the runner (:data:`PARTS`): this one (the audited
+operations and the hook), :mod:`judge_code` (where code comes from, who holds a frame, verified
+grader modules), :mod:`judge_namespaces` (snapshots and comparisons), :mod:`judge_statements` (a
+grader module's body, statement by statement), :mod:`judge_objects` and :mod:`judge_ledger` (items,
 pytest's own flow, the record). Their closures share one dict, ``J``, which only they reference,
 and none of them looks a global up (``tests/graders/test_judge_policy.py`` checks the bytecode).
 """

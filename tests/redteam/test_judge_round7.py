@@ -275,6 +275,13 @@ ROUND10 = {
     # package, a list subclass whose == is mock.ANY's (a trusted function): 1.0 on more-itertools
     "round 13: a builtin name planted in the test module (a list whose == is always True)": (
         "round13/testmodule_builtin_shadow.py", PROBE_UNITTEST, "tests/test_calc.py::TestCalc::"),
+    # round 14 (against 22c666d): a module __getattr__ planted while the body imported the package, called
+    # by pytest's consider_module after the body and deleting itself before the watch, rebinding helpers
+    # to a callable instance (1.0 on tabulate); a grader module is now judged statement by statement
+    "round 14: a self-deleting __getattr__ planted during the body rebinds the support helper": (
+        "round14/window_self_deleting_getattr.py", PROBE_HELPERS, "tests/test_calc.py::"),
+    "round 14: the same window used against a unittest class": (
+        "round14/window_self_deleting_getattr.py", PROBE_UNITTEST, "tests/test_calc.py::TestCalc::"),
 }
 
 
