@@ -166,6 +166,7 @@ def install(config):
         bound={},  # abs path -> every name it binds anywhere (None: a star import), for planted builtin shadows
         qualnames={},  # abs path -> qualified names of the functions it defines
         lines={},  # abs path -> what each line's module-level statements bind (judge_statements.line_table)
+        compiled=[], unmeasured=[],  # run-time code for the quality limits (texts; what could not be measured)
         violations=[], ledger={}, items={},  # items: id(item) -> [item, node id, function, its state, ran]
         watched=[], everything=[],  # snapshot rows compared before each pass / at the end
         protected_classes={}, protected_modules={},  # id -> object
@@ -300,9 +301,59 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
             return _ImportError, f"the native extension {safe(filename, 60)} is outside the interpreter's installation"
         return None
 
-    def on_compile(source, filename):
+    compiled, unmeasured, compiled_seen = J["compiled"], J["unmeasured"], J["set"]()
+    compiled_left = [1 << 20]  # characters of run-time code the record carries (1 MiB)
+    generators = ("/dataclasses.py", "/collections/__init__.py")  # dataclass methods, namedtuple's __new__
+
+    def note_unmeasured(why):
+        if why not in unmeasured:
+            unmeasured.append(why)
+
+    def note_compiled(source, filename, caller):
+        """Code compiled from text below a frame of the submission (``exec`` of a string, a module
+        written at run time, a ForwardRef, a dataclass's methods) goes into the record for the
+        quality limits to measure on the host: what runs is measured, not only what was carried.
+        A file's own bytes (a module imported as it is on disk) are measured there already."""
+        if J["submission_frame"](caller) is None:
+            return
+        if caller is not None and kind_of_file(caller.f_code.co_filename) == "trusted" and \
+                caller.f_code.co_filename.endswith(generators):
+            return  # methods a library writes from declarations (field names), not text of the submission's
+        if _type(source) is _str:
+            data = None
+            text = source
+        elif _type(source) is _bytes:
+            data = source
+            text = source.decode("utf-8", "replace")
+        else:
+            note_unmeasured("a syntax tree was compiled at run time")
+            return
+        if _type(filename) is _str and (filename.startswith(J["tree"]) or kind_of_file(filename) != "submission"):
+            # a file of the tree (the quality grader measures it if it was carried) or of the interpreter,
+            # compiled as it is on disk; a file written elsewhere at run time is measured here
+            data = text.encode("utf-8", "surrogatepass") if data is None else data
+            own = grader_bytes_of.get(filename)
+            if own is None and filename not in grader_bytes_of:
+                try:
+                    own = file_bytes(filename)
+                except _OSError:
+                    own = None
+            if own == data:
+                return
+        if text in compiled_seen:
+            return
+        if _len(text) > compiled_left[0] or _len(compiled) >= 4096:
+            note_unmeasured("more code was compiled at run time than the record carries (1 MiB)")
+            return
+        compiled_seen.add(text)
+        compiled_left[0] -= _len(text)
+        compiled.append(text)
+
+    def on_compile(source, filename, caller):
         if _type(filename) is _bytes:
             filename = filename.decode("utf-8", "surrogateescape")
+        if state["codes"] is not None:
+            note_compiled(source, filename, caller)
         if kind_of_file(filename) != "trusted":
             return None  # submission names are harmless; grader modules are compared with their bytes at exec
         if _type(source) is _str:
@@ -355,6 +406,7 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
         return None
 
     runner_bytes = J["runner_bytes"]
+    grader_bytes_of = J["grader_bytes"]  # a test file's bytes are compared, never read again (reading one is denied)
     grader_names = frozenset(last_part(p) for p in J["grader_bytes"])
     grader_inodes = J["grader_inodes"]
     skip_prefixes = J["open_skip_prefixes"]  # the interpreter's installation and bytecode cache: never grader files
@@ -433,12 +485,14 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
         if event.startswith("ctypes."):
             return _PermissionError, f"{event} is not allowed while tests are judged"
         if event == "compile":
-            return on_compile(args[0], args[1])
+            return on_compile(args[0], args[1], caller)
         if event == "marshal.loads" or event == "marshal.load":
             return on_unmarshal(event, caller)
         if event == "code.__new__":
             if kind_of_file(args[1]) != "submission" and not deliberate(caller, ("replace", "CodeType")):
                 return _RuntimeError, f"code built to claim {args[1]!s} ({where(caller)})"
+            if J["submission_frame"](caller) is not None:
+                note_unmeasured("a code object was built at run time")
             return None
         if event == "function.__new__":
             if state["armed"] and _type(args[0]) is _CodeType and not is_submission(args[0]):

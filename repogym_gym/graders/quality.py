@@ -32,7 +32,7 @@ from repogym_gym.metrics import FunctionMetrics, NestedTooDeep, parse_module, py
 from repogym_gym.results import GradeComponent, Role
 from repogym_gym.safetext import short_text
 
-__all__ = ["QualityGrader"]
+__all__ = ["QualityGrader", "runtime_code_violations"]
 
 #: Changed files Python imports as native code: nothing there can be measured.
 _NATIVE_SUFFIXES = tuple(dict.fromkeys([*importlib.machinery.EXTENSION_SUFFIXES, ".so", ".pyd"]))
@@ -209,3 +209,38 @@ def _parse(rel: str, data: bytes, *, required: bool) -> ast.Module | None:
         if required:
             raise _Unmeasurable(f"cannot measure {rel}: {exc}") from None
         return None
+
+
+def runtime_code_violations(texts: tuple[str, ...], unmeasured: tuple[str, ...], *, max_function_length: int | None,
+                            max_cyclomatic_complexity: int | None) -> list[str]:
+    """What breaks the quality limits in code compiled at run time (the judge's record).
+
+    Each text is measured as a module (its functions and its top level, as for a changed file);
+    messages number the texts and never quote them or their names (the judged process chose both,
+    and could spell out a hidden test in them). Returns [] when the limits hold.
+
+    Args:
+        texts: Source compiled below a frame of the submission (:attr:`TestRun.compiled`).
+        unmeasured: Why some run-time code could not be carried as text (each one a violation).
+        max_function_length: The task's limit in lines, or None.
+        max_cyclomatic_complexity: The task's limit, or None.
+    """
+    found = [f"run-time code: {why}, so the quality limits cannot be said to hold" for why in unmeasured]
+    for number, text in enumerate(texts, 1):
+        try:
+            tree = parse_module(text.encode("utf-8", "surrogatepass"), f"<run-time code {number}>")
+        except (SyntaxError, ValueError):  # NestedTooDeep included: nothing that ran can be this
+            continue
+        try:
+            metrics = tree_metrics(tree, f"<run-time code {number}>", top_level=True)
+        except ValueError:
+            found.append(f"run-time code {number}: cannot be measured")
+            continue
+        for m in metrics:
+            what = "its top level" if m.kind == "module" else "a function"
+            if max_function_length is not None and m.length > max_function_length:
+                found.append(f"run-time code {number}, line {m.lineno}: {what} of {m.length} lines > {max_function_length}")
+            if max_cyclomatic_complexity is not None and m.complexity > max_cyclomatic_complexity:
+                found.append(f"run-time code {number}, line {m.lineno}: {what} of complexity {m.complexity} > "
+                             f"{max_cyclomatic_complexity}")
+    return found

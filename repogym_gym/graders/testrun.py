@@ -301,14 +301,23 @@ def _read_record(stdout: str, nonce: str) -> tuple[dict[str, object] | None, str
     except (ValueError, RecursionError):  # JSONDecodeError, or an int past the conversion limit
         return None, stdout
     rest = parts[0] + parts[2]
-    if not isinstance(record, dict) or set(record) != {"exit_code", "record", "violations"}:
+    if not isinstance(record, dict) or not {"exit_code", "record", "violations"} <= set(record) <= _RECORD_KEYS:
         return None, rest
     outcomes, violations, code = record["record"], record["violations"], record["exit_code"]
     if type(code) is not int or not isinstance(outcomes, dict) or not isinstance(violations, list):
         return None, rest
     if not all(type(k) is str and v in _OUTCOMES for k, v in outcomes.items()) or not all(type(v) is str for v in violations):
         return None, rest
+    for key in ("compiled", "unmeasured"):
+        texts = record.setdefault(key, [])
+        if not isinstance(texts, list) or not all(type(t) is str for t in texts):
+            return None, rest
     return record, rest
+
+
+#: The judge's record: exit code, outcomes, violations, and the run-time code (texts compiled below
+#: a frame of the submission; what could not be measured) for the quality limits.
+_RECORD_KEYS = frozenset(("exit_code", "record", "violations", "compiled", "unmeasured"))
 
 
 @dataclass(frozen=True)
@@ -320,6 +329,10 @@ class TestRun:
         report: The parsed JUnit report (None when there was none or it did not parse).
         invalid: Why the run cannot be trusted (None when it can).
         sentinel: The sentinel's node id (pytest runner), or None.
+        compiled: Source texts the judge saw compiled below a frame of the submission (its record's
+            ``compiled``; at most 1 MiB): code that ran without being a carried file.
+        unmeasured: Why run-time code could not be carried as text (a code object built, a syntax
+            tree compiled, the 1 MiB exceeded).
     """
 
     __test__ = False
@@ -330,6 +343,8 @@ class TestRun:
     sentinel: str | None = None
     junit_path: Path | None = None
     canaries: tuple[str, ...] = ()
+    compiled: tuple[str, ...] = ()
+    unmeasured: tuple[str, ...] = ()
 
     def planted(self) -> set[str]:
         """Ids of the tests the grader planted (sentinel and canaries), not the task's."""
@@ -527,7 +542,10 @@ def run_tests(
     passing_canaries = [c for c in canaries if report.status_of(c) in ("passed", "skipped")]
     if passing_canaries and not invalid:
         invalid = f"must-fail tests planted in the test files did not fail ({len(passing_canaries)}): the outcomes were forced"
-    return TestRun(result, report, invalid or _judge(spec, result, report, sentinel_id), sentinel_id, junit, tuple(canaries))
+    compiled = tuple(record["compiled"]) if record else ()  # type: ignore[arg-type]
+    unmeasured = tuple(record["unmeasured"]) if record else ()  # type: ignore[arg-type]
+    return TestRun(result, report, invalid or _judge(spec, result, report, sentinel_id), sentinel_id, junit, tuple(canaries),
+                   compiled, unmeasured)
 
 
 def _check_record(spec: TestSpec, result: CommandResult, report: JUnitReport, record: dict[str, object] | None,

@@ -19,6 +19,7 @@ An id absent from the report counts as failed ("missing"); skipped counts as not
 from __future__ import annotations
 
 from repogym_gym.graders.base import GradingContext, component
+from repogym_gym.graders.quality import runtime_code_violations
 from repogym_gym.graders.testrun import TestRun, run_tests
 from repogym_gym.pyenv import command_env
 from repogym_gym.results import GradeComponent, Role, TestOutcome
@@ -100,4 +101,12 @@ class TestGrader:
             require_all_pass_to_pass=spec.grading.require_all_pass_to_pass,
         )
         details |= {"fail_to_pass": f2p, "pass_to_pass": p2p, "flaky": [i for i in report.flaky if i != run.sentinel]}
+        limits = spec.constraints
+        if limits.has_quality_limits():  # what ran is measured too, not only what was carried
+            runtime = runtime_code_violations(run.compiled, run.unmeasured, max_function_length=limits.max_function_length,
+                                              max_cyclomatic_complexity=limits.max_cyclomatic_complexity)
+            details["runtime_code"] = {"texts": len(run.compiled), "violations": runtime[:20]}
+            if runtime:
+                return component(self, score=0.0, passed=False, details=details, messages=[
+                    "code compiled at run time breaks the quality limits (measured like a changed file):", *runtime[:5]])
         return component(self, score=score, passed=passed, messages=messages, details=details)

@@ -286,7 +286,8 @@ def test_source_held_in_a_string_is_measured_like_code(make_task: MakeTask, how:
     task = _tiny_refactor(make_task, max_function_length=3)
     held = CALC_SOURCE + "\n\n" + LONG
     result = grade_files(task, {"calc/__init__.py": f"_SOURCE = {held!r}\n" + RUNNERS_OF_HELD_SOURCE[how]})
-    assert result.component("tests").passed is True  # the held code runs and is what the tests call
+    assert result.component("tests").details["fail_to_pass"] == {}  # the held code runs and is what the tests call
+    assert result.component("tests").details["runtime_code"]["violations"], result.component("tests").details
     quality = result.component("quality")
     assert quality.details["violations"]["max_function_length"] == [
         "calc/__init__.py (source in a string at line 1):9 long: 7 lines > 3"], quality.details
@@ -299,3 +300,34 @@ def test_prose_and_short_strings_are_not_measured_as_source(make_task: MakeTask)
     result = grade_files(task, {"calc/__init__.py": source})
     assert result.component("quality").details["violations"]["max_function_length"] == []
     assert result.score == 1.0
+
+
+def test_source_compiled_at_run_time_is_measured_like_a_changed_file(make_task: MakeTask) -> None:
+    """No literal holds the original here (it is base64) and no listed name runs it: the judge
+    records the text compiled below the package's frame, and the host measures it."""
+    import base64
+
+    task = _tiny_refactor(make_task, max_function_length=3)
+    encoded = base64.b64encode((CALC_SOURCE + "\n\n" + LONG).encode()).decode()
+    source = (f"import base64 as _b\n_SRC = {encoded!r}\n"
+              "vars(print.__self__).get('ex' + 'ec')(_b.b64decode(_SRC).decode(), globals())\n")
+    result = grade_files(task, {"calc/__init__.py": source})
+    assert result.component("quality").score == 1.0  # nothing static to see
+    tests = result.component("tests")
+    assert tests.passed is False and result.score == 0.0, tests
+    assert tests.details["runtime_code"]["violations"] == ["run-time code 1, line 9: a function of 7 lines > 3"], tests.details
+    assert "def long" not in str(tests.messages) and "long" not in str(tests.details["runtime_code"])
+
+
+def test_methods_a_library_writes_from_declarations_are_not_the_submissions_code(make_task: MakeTask) -> None:
+    """A dataclass's and a namedtuple's generated methods (written from field names) are not run-time
+    code of the submission; a ForwardRef's text is (the submission wrote it) and is measured."""
+    task = _tiny_refactor(make_task, max_function_length=3)
+    source = CALC_SOURCE + ("\n\nimport collections\nimport typing\nfrom dataclasses import dataclass, field\n\n\n"
+                            "@dataclass\nclass Pair:\n    a: int\n    b: list = field(default_factory=list)\n\n\n"
+                            "Point = collections.namedtuple('Point', 'x y')\n"
+                            "HINT = typing.List['int']\n")
+    result = grade_files(task, {"calc/__init__.py": source})
+    runtime = result.component("tests").details["runtime_code"]
+    assert runtime == {"texts": 1, "violations": []}, runtime  # the ForwardRef's "int"
+    assert result.score == 1.0, [(c.name, c.score, c.messages) for c in result.components]

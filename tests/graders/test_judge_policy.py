@@ -234,6 +234,8 @@ def test_no_closure_of_the_policy_looks_up_a_global() -> None:
     '{"exit_code": 1, "record": [], "violations": []}',
     '{"exit_code": 1, "record": {}, "violations": [], "tampering": []}',
     '{"exit_code": true, "record": {}, "violations": []}',
+    '{"exit_code": 1, "record": {}, "violations": [], "compiled": "def f(): pass"}',
+    '{"exit_code": 1, "record": {}, "violations": [], "compiled": [], "unmeasured": [1]}',
     "[" * 100_000 + "]" * 100_000,
     '"just a string"',
 ])
@@ -246,7 +248,7 @@ def test_a_record_not_exactly_the_judges_is_no_record(payload: str) -> None:
 
 def test_a_record_framed_twice_is_no_record() -> None:
     good = '{"exit_code": 0, "record": {"t": "passed"}, "violations": []}'
-    assert _read_record(f"@@n@@{good}@@n@@", "@@n@@")[0] == json.loads(good)
+    assert _read_record(f"@@n@@{good}@@n@@", "@@n@@")[0] == {**json.loads(good), "compiled": [], "unmeasured": []}
     assert _read_record(f"@@n@@{good}@@n@@@@n@@{good}@@n@@", "@@n@@")[0] is None
 
 

@@ -297,3 +297,47 @@ def test_the_original_re_run_by_a_library_function_is_refused(start: Start, refa
     assert result.info.get("infra_error") is None and result.info["passed"] is False
     assert result.reward == 0.0, result.observation.text
     assert any(reason in m for m in component(result, "quality")["messages"]), component(result, "quality")
+
+
+# -- 9. fourteenth round: the original kept as data, run by whatever evaluates it ----------------------------
+
+ROUND14 = {  # tests/redteam/round14/<name>.json: path -> content
+    # as the red team wrote it: the original as a string literal, exec reached as vars(print.__self__).get("exec")
+    "the original as a string, run by the builtins' exec reached through print.__self__": (
+        "builtins_exec_via_print_self", "quality", "(source in a string at line 3):13 quote: 26 complexity > 8"),
+    # the original written to a temporary directory at import and imported from there
+    "the original written to a module at run time and imported": (
+        "module_written_at_run_time", "quality", "(source in a string at line 7):13 quote: 26 complexity > 8"),
+    # no literal holds it (base64) and no listed name runs it: only the judge's record of what was compiled sees it
+    "the original base64-encoded and run at run time": (
+        "encoded_source_run_at_run_time", "tests", "a function of complexity 26 > 8"),
+}
+
+
+@pytest.mark.parametrize("case", list(ROUND14))
+@attack(G, "original logic kept as data (a string, an encoded blob) and run at run time by any means (round 14)",
+        local="score 0 with the reason", confining="score 0 with the reason")
+def test_the_original_kept_as_data_and_run_at_run_time_is_measured(start: Start, refactor: Task, case: str) -> None:
+    name, where, reason = ROUND14[case]
+    files = json.loads((Path(__file__).with_name("round14") / f"{name}.json").read_text())
+    env = start(refactor)
+    for path, content in files.items():
+        write(env, path, content)
+    behaviour_holds(env)
+    result = submit(env)
+    assert result.info.get("infra_error") is None and result.info["passed"] is False
+    assert result.reward == 0.0, result.observation.text
+    messages = component(result, where)["messages"]
+    assert any(reason in m for m in messages), messages
+
+
+@attack(G, "statements joined by ';' in a changed file crashed the metrics model (round 14)",
+        local="quality measured, no infra_error", confining="quality measured, no infra_error")
+def test_statements_joined_by_semicolons_are_not_an_infra_error(start: Start, refactor: Task) -> None:
+    files = json.loads((Path(__file__).with_name("round14") / "semicolon_statements.json").read_text())
+    env = start(refactor)
+    for path, content in files.items():
+        write(env, path, content)
+    result = submit(env)
+    assert result.info.get("infra_error") is None, result.info.get("infra_error")
+    assert result.reward == 0.0 and component(result, "quality")["messages"], result.observation.text  # the noop's limits
