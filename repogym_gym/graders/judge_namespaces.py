@@ -30,7 +30,8 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
     builtin_names = J["builtin_names"]
     groups = {}  # group key -> {"rows": [row], "fast": flat tuple or None}
     verdict_path = frozenset(("_pytest", "pytest", "pluggy", "unittest", "builtins", "__main__", "judge_policy",
-                              "judge_code", "judge_namespaces", "judge_objects", "judge_ledger"))
+                              "judge_code", "judge_namespaces", "judge_objects", "judge_ledger", "judge_statements",
+                              "judge_values"))
     watched_modules = set()
 
     def real_dict(mapping):

@@ -82,7 +82,7 @@ __all__ = ["install"]
 
 #: The policy's files, copied together beside the runner.
 PARTS = ("judge_policy.py", "judge_code.py", "judge_namespaces.py", "judge_objects.py", "judge_ledger.py",
-         "judge_statements.py")
+         "judge_statements.py", "judge_values.py")
 
 
 

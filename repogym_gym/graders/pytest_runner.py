@@ -36,7 +36,7 @@ import sys
 _audit = sys.audit
 #: The policy's files, copied beside this script (``judge_policy.PARTS``).
 POLICY_PARTS = ("judge_policy.py", "judge_code.py", "judge_namespaces.py", "judge_objects.py", "judge_ledger.py",
-                "judge_statements.py")
+                "judge_statements.py", "judge_values.py")
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -70,6 +70,7 @@ def _arm(selection):
     sys.path.insert(0, _HERE)
     try:
         import judge_policy
+        import judge_values  # noqa: F401 - imported by name by the rewritten grader modules (plain_comparisons)
     finally:
         sys.path.remove(_HERE)
     runner_files = {}
@@ -232,6 +233,41 @@ def _wrap_test_import():
     importtestmodule.__name__, importtestmodule.__qualname__, importtestmodule.__doc__ = (
         original.__name__, original.__qualname__, original.__doc__)
     python.importtestmodule = importtestmodule
+
+
+def _wrap_equality(selection):
+    """A test's ``==``/``!=`` on data is decided on builtin values where a side answered for one
+    (``judge_values``): every comparison of a grader file, after pytest's assertion rewriting
+    (support modules are rewritten too), and unittest's ``assertEqual`` family."""
+    import ast
+    from unittest import TestCase
+
+    import _pytest.assertion.rewrite as rewrite
+    import judge_values
+
+    plain_equal = judge_values.install(_roots(selection["tree"]))
+    original = rewrite.rewrite_asserts
+
+    def rewrite_asserts(mod, source, module_path=None, config=None):
+        original(mod, source, module_path, config)
+        judge_values.plain_comparisons(mod, ast)
+
+    rewrite_asserts.__doc__ = original.__doc__
+    rewrite.rewrite_asserts = rewrite_asserts
+    graders = {os.path.realpath(os.path.join(selection["tree"], rel)) for rel in selection["grader_files"]}
+    stems = {os.path.splitext(os.path.basename(path))[0] for path in graders}
+    hook = rewrite.AssertionRewritingHook
+    should_rewrite, bailout = hook._should_rewrite, hook._early_rewrite_bailout
+
+    def _should_rewrite(self, name, fn, state):
+        return should_rewrite(self, name, fn, state) or os.path.realpath(fn) in graders
+
+    def _early_rewrite_bailout(self, name, state):
+        return name.rsplit(".", 1)[-1] not in stems and bailout(self, name, state)
+
+    hook._should_rewrite, hook._early_rewrite_bailout = _should_rewrite, _early_rewrite_bailout
+    for name, wrap in judge_values.unittest_methods(plain_equal).items():
+        setattr(TestCase, name, wrap(vars(TestCase)[name]))
 
 
 def _wrap_monkeypatch():
@@ -428,6 +464,7 @@ def main():
         def pytest_runtest_logreport(self, report):
             _audit("repogym.judge", "report", report, report.nodeid, report.when, report.outcome)
 
+    _wrap_equality(selection)
     _wrap_test_import()
     _wrap_monkeypatch()
     _wrap_unittest()

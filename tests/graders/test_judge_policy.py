@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from repogym_gym.graders import judge_code, judge_ledger, judge_namespaces, judge_policy, judge_statements
+from repogym_gym.graders import judge_code, judge_ledger, judge_namespaces, judge_policy, judge_statements, judge_values
 from repogym_gym.graders.testrun import POLICY_SCRIPTS, RUNNER_SCRIPT, _read_record
 from repogym_gym.pyenv import ensure_env
 
@@ -216,7 +216,7 @@ def test_no_closure_of_the_policy_looks_up_a_global() -> None:
     attribute later (``builtins.type = fake``) never reaches the policy's code."""
     found: dict[str, set[str]] = {}
     builders = (judge_policy._core, judge_policy._rules, judge_code.build, judge_namespaces.build, judge_ledger.build,
-                judge_statements.build, judge_statements.tracer_for)
+                judge_statements.build, judge_statements.tracer_for, judge_values.make_plain_equal)
     stack = [c for builder in builders for c in builder.__code__.co_consts if hasattr(c, "co_code")]
     while stack:
         code = stack.pop()

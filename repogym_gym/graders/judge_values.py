@@ -1,0 +1,210 @@
+"""Equality as builtin values: a test's ``==`` on data is not answered by a class of the code under test
+(part of the judge, copied beside the runner; standard library only).
+
+A package can return a ``list`` (``str``, ``int``...) subclass whose ``__eq__`` is always True, and
+every ``assert got == want`` and ``assertEqual(got, want)`` of a mined test suite passes with the
+bug in place (red-team round 14: 1.0 on tabulate and more-itertools tasks, whose tests compare
+with plain ``==``). Where the design compares perf results as builtins (:mod:`canon`), the tests'
+equality now is too: an equality that held must also hold between the *builtin values* of both
+sides, where a value of a builtin type's subclass whose comparison is its own (a class that is not
+a genuine class of the interpreter's installation defines ``__eq__`` or ``__ne__``) is replaced by
+the exact builtin copy (``list.copy``, ``str`` slicing, ``int.__pos__``...), recursively through
+lists, tuples, dicts, sets. Copies are made by the builtin types' own C methods, so nothing of the
+code under test runs while the copy is made. Values of other classes (a package's own type with an
+``__eq__``) are compared as they are; namedtuples, ``Counter`` and enums keep their own equality.
+
+Used in two places, both set up by the runner before any code of the task runs: after pytest's
+assertion rewriting, every ``a == b`` and ``a != b`` of a grader file (an assertion's, a helper's
+like ``same()``'s; support modules like ``common.py`` are rewritten too) becomes a call that
+decides it (:func:`plain_comparisons`); and unittest's ``assertEqual`` family.
+"""
+
+import sys
+
+
+def make_plain_equal(roots):
+    """``(plain_equal, judge_eq, judge_ne)``: ``plain_equal(left, right, equal=True) -> bool`` is False
+    only when the builtin values of both sides disagree with the comparison having held;
+    ``judge_eq``/``judge_ne`` are ``==``/``!=`` decided on builtin values when a side answered for
+    one. ``roots``: absolute directories of the interpreter's installation (classes defined there
+    keep their own equality)."""
+    _type, _str, _bytes, _tuple, _list, _dict, _set, _frozenset, _slice, _any, _bool, _zip = (
+        type, str, bytes, tuple, list, dict, set, frozenset, slice, any, bool, zip)
+    _qualname, _id, _type_type = type.__dict__["__qualname__"].__get__, id, type
+    _mro = type.__dict__["__mro__"].__get__
+    _class_dict = type.__dict__["__dict__"].__get__
+    _modules, _builtin_names = sys.modules, frozenset(sys.builtin_module_names)
+    _Exception = Exception
+    _module_dict = type(sys).__dict__["__dict__"].__get__
+    scalars = frozenset((str, bytes, int, float, complex, bool, type(None)))
+    copies = {  # exact builtin copies of a subclass's value, made by the builtin types' own C methods
+        str: lambda v: _str.__getitem__(v, _slice(None)), bytes: lambda v: _bytes.__getitem__(v, _slice(None)),
+        int: int.__pos__, float: float.__pos__, complex: complex.__pos__,
+        list: _list.copy, tuple: lambda v: _tuple.__getitem__(v, _slice(None)), dict: _dict.copy,
+        set: _set.copy, frozenset: _frozenset.copy,
+    }
+    roots = _tuple(r.rstrip("/") + "/" for r in roots)
+    genuine = {}  # id(class) -> (class, whether it is a class of the interpreter's installation)
+
+    def is_genuine(cls):
+        """``cls`` is what its module's namespace names it, and that module is the interpreter's."""
+        found = genuine.get(_id(cls))
+        if found is not None and found[0] is cls:
+            return found[1]
+        own = _class_dict(cls)
+        name, qualname = own.get("__module__"), _qualname(cls)
+        module = _modules.get(name) if _type(name) is _str else None
+        ok = False
+        if module is not None and _type(module).__name__ == "module":
+            namespace = _module_dict(module)
+            filename = namespace.get("__file__")
+            if (filename is None and name in _builtin_names) or (_type(filename) is _str and _any(
+                    filename.startswith(root) for root in roots)):
+                target = namespace
+                for part in qualname.split("."):
+                    target = target.get(part) if _type(target) is _dict else _class_dict(target).get(part) \
+                        if _type(target) is _type_type else None
+                ok = target is cls
+        genuine[_id(cls)] = (cls, ok)
+        return ok
+
+    def own_equality(t, base):
+        """Whether a class of ``t``'s MRO before ``base`` defines its own comparison, and is not the installation's."""
+        for c in _mro(t):
+            if c is base:
+                return False
+            own = _class_dict(c)
+            if ("__eq__" in own or "__ne__" in own) and not is_genuine(c):
+                return True
+        return False
+
+    def plain(value, depth):
+        t = _type(value)
+        if t in scalars or depth > 40:
+            return value
+        if t is _list or t is _tuple:
+            items = [plain(v, depth + 1) for v in value]
+            changed = _any(a is not b for a, b in _zip(items, value))
+            return (items if t is _list else _tuple(items)) if changed else value
+        if t is _set or t is _frozenset:
+            items = [plain(v, depth + 1) for v in value]
+            return t(items) if _any(a is not b for a, b in _zip(items, value)) else value
+        if t is _dict:
+            pairs = [(plain(k, depth + 1), plain(v, depth + 1), k, v) for k, v in _list(value.items())]
+            if _any(a is not k or b is not v for a, b, k, v in pairs):
+                return {a: b for a, b, _, _ in pairs}
+            return value
+        for base in _mro(t):
+            if base in copies:
+                if not own_equality(t, base):
+                    return value
+                return plain(copies[base](value), depth + 1)
+        return value
+
+    def plain_equal(left, right, equal=True):
+        """Whether the builtin values agree with ``left == right`` having held (``equal``) or with
+        ``left != right`` having held (not ``equal``); True when neither side answered for a builtin value."""
+        try:
+            a, b = plain(left, 0), plain(right, 0)
+            if a is left and b is right:
+                return True  # nothing answered for a builtin value: the comparison that held stands
+            return _bool(a == b) if equal else _bool(a != b)
+        except _Exception:  # noqa: BLE001 - builtin values that cannot be compared do not agree
+            return False
+
+    def judge_eq(left, right):
+        """``left == right``, or the builtin values' equality if a side answered for a builtin value."""
+        a, b = plain(left, 0), plain(right, 0)
+        if a is left and b is right:
+            return left == right
+        return a == b
+
+    def judge_ne(left, right):
+        """``left != right``, or the builtin values' inequality if a side answered for a builtin value."""
+        a, b = plain(left, 0), plain(right, 0)
+        if a is left and b is right:
+            return left != right
+        return a != b
+
+    return plain_equal, judge_eq, judge_ne
+
+
+def plain_comparisons(tree, ast):
+    """Rewrite the (pytest-rewritten) module ``tree`` in place: every ``a == b`` / ``a != b`` of the
+    grader's code (an assertion's, a helper's such as ``same()``'s) becomes ``@judge_eq(a, b)`` /
+    ``@judge_ne(a, b)``, imported beside pytest's own helpers. The operands are evaluated once, in
+    the same order; the result is the comparison's, unless a side answered for a builtin value, when
+    it is the builtin values' (see :func:`make_plain_equal`). Returns ``tree``."""
+    body = tree.body
+    at = next((i for i, node in enumerate(body) if isinstance(node, ast.Import)
+               and any(a.asname == "@pytest_ar" for a in node.names)), None)
+    if at is None:
+        return tree  # pytest rewrote nothing here (no assert): the file is compared as it is
+
+    class Comparisons(ast.NodeTransformer):
+        def visit_Compare(self, node):  # noqa: N802 - ast's name
+            self.generic_visit(node)
+            if len(node.ops) != 1 or not isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
+                return node
+            helper = "@judge_eq" if isinstance(node.ops[0], ast.Eq) else "@judge_ne"
+            call = ast.Call(ast.Name(helper, ast.Load()), [node.left, node.comparators[0]], [])
+            for new in (call, call.func):
+                _place(new, node)
+            return call
+
+    Comparisons().visit(tree)
+    anchor = body[at]
+    helper = ast.ImportFrom("judge_values", [ast.alias("judge_eq", "@judge_eq"), ast.alias("judge_ne", "@judge_ne")], 0)
+    for new in (helper, *helper.names):
+        new.lineno = new.end_lineno = anchor.lineno
+        new.col_offset = new.end_col_offset = 0
+    body.insert(at + 1, helper)
+    return tree
+
+
+def _place(new, old):
+    """``new`` at ``old``'s whole position (pytest's nodes may lack an end)."""
+    new.lineno = old.lineno
+    new.end_lineno = getattr(old, "end_lineno", None) or old.lineno
+    new.col_offset = getattr(old, "col_offset", 0)
+    new.end_col_offset = getattr(old, "end_col_offset", None) or new.col_offset
+
+
+def unittest_methods(plain_equal):
+    """{name: wrapper factory}: unittest's equality assertions also require the builtin values to agree."""
+
+    def checked(original, equal):
+        def method(self, first, second, *args, **kwargs):
+            original(self, first, second, *args, **kwargs)
+            if not plain_equal(first, second, equal):
+                raise self.failureException(
+                    f"{_short(first)} {'!=' if equal else '=='} {_short(second)} (compared as builtin values)")
+
+        for attribute in ("__name__", "__qualname__", "__doc__"):
+            setattr(method, attribute, getattr(original, attribute))
+        return method
+
+    names = ("assertEqual", "assertListEqual", "assertTupleEqual", "assertDictEqual", "assertSetEqual",
+             "assertSequenceEqual", "assertMultiLineEqual")
+    return {**{name: (lambda original: checked(original, True)) for name in names},
+            "assertNotEqual": lambda original: checked(original, False)}
+
+
+def _short(value):
+    try:
+        text = object.__repr__(value)
+    except Exception:  # noqa: BLE001
+        text = "<value>"
+    return text[:80]
+
+
+#: Bound when the runner installs them (``install``); the rewritten grader modules import these names.
+plain_equal = judge_eq = judge_ne = None
+
+
+def install(roots):
+    """Bind :data:`plain_equal`, :data:`judge_eq` and :data:`judge_ne` for ``roots`` (the interpreter's
+    installation); returns ``plain_equal``."""
+    global plain_equal, judge_eq, judge_ne
+    plain_equal, judge_eq, judge_ne = make_plain_equal(roots)
+    return plain_equal
