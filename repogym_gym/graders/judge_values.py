@@ -23,7 +23,7 @@ import sys
 
 
 def make_plain_equal(roots):
-    """``(plain_equal, judge_eq, judge_ne)``: ``plain_equal(left, right, equal=True) -> bool`` is False
+    """``(plain_equal, judge_eq, judge_ne, judge_in, judge_not_in)``: ``plain_equal(left, right, equal=True) -> bool`` is False
     only when the builtin values of both sides disagree with the comparison having held;
     ``judge_eq``/``judge_ne`` are ``==``/``!=`` decided on builtin values when a side answered for
     one. ``roots``: absolute directories of the interpreter's installation (classes defined there
@@ -45,6 +45,8 @@ def make_plain_equal(roots):
     }
     roots = _tuple(r.rstrip("/") + "/" for r in roots)
     genuine = {}  # id(class) -> (class, whether it is a class of the interpreter's installation)
+    # what a subclass can answer for its builtin value in a comparison or a membership test
+    answers = ("__eq__", "__ne__", "__contains__", "__hash__", "__iter__", "__len__", "__getitem__")
 
     def is_genuine(cls):
         """``cls`` is what its module's namespace names it, and that module is the interpreter's."""
@@ -74,7 +76,7 @@ def make_plain_equal(roots):
             if c is base:
                 return False
             own = _class_dict(c)
-            if ("__eq__" in own or "__ne__" in own) and not is_genuine(c):
+            if _any(name in own for name in answers) and not is_genuine(c):
                 return True
         return False
 
@@ -126,13 +128,24 @@ def make_plain_equal(roots):
             return left != right
         return a != b
 
-    return plain_equal, judge_eq, judge_ne
+    def judge_in(item, container):
+        """``item in container``, or the builtin values' membership if a side answered for a builtin value."""
+        a, b = plain(item, 0), plain(container, 0)
+        if a is item and b is container:
+            return item in container
+        return a in b
+
+    def judge_not_in(item, container):
+        return not judge_in(item, container)
+
+    return plain_equal, judge_eq, judge_ne, judge_in, judge_not_in
 
 
 def plain_comparisons(tree, ast):
     """Rewrite the (pytest-rewritten) module ``tree`` in place: every ``a == b`` / ``a != b`` of the
     grader's code (an assertion's, a helper's such as ``same()``'s) becomes ``@judge_eq(a, b)`` /
-    ``@judge_ne(a, b)``, imported beside pytest's own helpers. The operands are evaluated once, in
+    ``@judge_ne(a, b)``, and ``in`` / ``not in`` ``@judge_in`` / ``@judge_not_in``, imported beside
+    pytest's own helpers. The operands are evaluated once, in
     the same order; the result is the comparison's, unless a side answered for a builtin value, when
     it is the builtin values' (see :func:`make_plain_equal`). Returns ``tree``."""
     body = tree.body
@@ -141,12 +154,14 @@ def plain_comparisons(tree, ast):
     if at is None:
         return tree  # pytest rewrote nothing here (no assert): the file is compared as it is
 
+    helpers = {ast.Eq: "@judge_eq", ast.NotEq: "@judge_ne", ast.In: "@judge_in", ast.NotIn: "@judge_not_in"}
+
     class Comparisons(ast.NodeTransformer):
         def visit_Compare(self, node):  # noqa: N802 - ast's name
             self.generic_visit(node)
-            if len(node.ops) != 1 or not isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
+            if len(node.ops) != 1 or type(node.ops[0]) not in helpers:
                 return node
-            helper = "@judge_eq" if isinstance(node.ops[0], ast.Eq) else "@judge_ne"
+            helper = helpers[type(node.ops[0])]
             call = ast.Call(ast.Name(helper, ast.Load()), [node.left, node.comparators[0]], [])
             for new in (call, call.func):
                 _place(new, node)
@@ -154,7 +169,7 @@ def plain_comparisons(tree, ast):
 
     Comparisons().visit(tree)
     anchor = body[at]
-    helper = ast.ImportFrom("judge_values", [ast.alias("judge_eq", "@judge_eq"), ast.alias("judge_ne", "@judge_ne")], 0)
+    helper = ast.ImportFrom("judge_values", [ast.alias(name[1:], name) for name in helpers.values()], 0)
     for new in (helper, *helper.names):
         new.lineno = new.end_lineno = anchor.lineno
         new.col_offset = new.end_col_offset = 0
@@ -199,12 +214,12 @@ def _short(value):
 
 
 #: Bound when the runner installs them (``install``); the rewritten grader modules import these names.
-plain_equal = judge_eq = judge_ne = None
+plain_equal = judge_eq = judge_ne = judge_in = judge_not_in = None
 
 
 def install(roots):
-    """Bind :data:`plain_equal`, :data:`judge_eq` and :data:`judge_ne` for ``roots`` (the interpreter's
-    installation); returns ``plain_equal``."""
-    global plain_equal, judge_eq, judge_ne
-    plain_equal, judge_eq, judge_ne = make_plain_equal(roots)
+    """Bind :data:`plain_equal` and the comparisons (``judge_eq``, ``judge_ne``, ``judge_in``,
+    ``judge_not_in``) for ``roots`` (the interpreter's installation); returns ``plain_equal``."""
+    global plain_equal, judge_eq, judge_ne, judge_in, judge_not_in
+    plain_equal, judge_eq, judge_ne, judge_in, judge_not_in = make_plain_equal(roots)
     return plain_equal
