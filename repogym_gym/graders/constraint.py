@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import io
 import re
+import sys
 import tokenize
 from dataclasses import dataclass
 
@@ -55,6 +56,28 @@ def added_lines(patch: str) -> dict[str, list[str]]:
         elif not in_header and current is not None and line.startswith("+"):
             lines.setdefault(current, []).append(line[1:])
     return lines
+
+
+def _shadows_stdlib(ctx: GradingContext, rel: str) -> list[str]:
+    """A changed module named like a standard library module outside any package (``benchmarks/random.py``)
+    shadows it for every script and test run from its directory (Python puts a script's directory
+    first on ``sys.path``): red-team round 15 replaced ``random`` for the perf benchmark with a module
+    that swapped in fast functions, the graded code untouched, and scored perf 1.0."""
+    parts = rel.split("/")
+    if parts[-1].endswith(".py"):
+        stem, folder = parts[-1][:-3], parts[:-1]
+        if stem == "__init__":
+            if len(parts) < 2:
+                return []
+            stem, folder = parts[-2], parts[:-2]
+    elif parts[-1].endswith((".so", ".pyd", ".pyc")):
+        stem, folder = parts[-1].split(".", 1)[0], parts[:-1]
+    else:
+        return []
+    if stem not in sys.stdlib_module_names or (folder and (ctx.repo.joinpath(*folder) / "__init__.py").is_file()):
+        return []
+    return [f"{rel} is named like the standard library's {stem} outside a package, so it shadows it for code run from "
+            f"{'/'.join(folder) or 'the repository root'}"]
 
 
 #: File names Python imports or runs as source.
@@ -100,7 +123,8 @@ class ConstraintGrader:
         checks = [
             _Check("protected_files", [r.reason for r in changes.rejected if r.rule == "protected"]),
             _Check("file_types", [r.reason for r in changes.rejected if r.rule != "protected"]
-                   + [v for c in changes.carried if c.status != "deleted" for v in _source_text(ctx, c.path)]),
+                   + [v for c in changes.carried if c.status != "deleted" for v in _source_text(ctx, c.path)]
+                   + [v for c in changes.carried if c.status != "deleted" for v in _shadows_stdlib(ctx, c.path)]),
         ]
         changed = changes.files_changed()
         if spec.allowed_files is not None:

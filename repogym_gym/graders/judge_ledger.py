@@ -444,7 +444,8 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         record_json = ", ".join(f"{jstr(k)}: {jstr(v)}" for k, v in _sorted(ledger.items()))
         payload = (f'{{"exit_code": {code}, "record": {{{record_json}}}, "violations": [{", ".join(_map(jstr, violations))}], '
                    f'"compiled": [{", ".join(_map(jstr, J["compiled"]))}], '
-                   f'"unmeasured": [{", ".join(_map(jstr, J["unmeasured"]))}]}}')
+                   f'"unmeasured": [{", ".join(_map(jstr, J["unmeasured"]))}], '
+                   f'"generated": [{", ".join(_map(jstr, J["generated"]))}]}}')
         data = ("\n" + nonce + payload + nonce + "\n").encode("utf-8")
         state["finished"] = True  # the record is built: nothing that happens now changes it
         while data:

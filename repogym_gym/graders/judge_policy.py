@@ -93,6 +93,7 @@ def _primitives():
     import _thread
     import functools
     import gc
+    import hashlib
     import itertools
     import operator
     import os
@@ -105,7 +106,7 @@ def _primitives():
         "dict_get": dict.get, "get_referents": gc.get_referents, "gc_isenabled": gc.isenabled,
         "gc_disable": gc.disable, "gc_enable": gc.enable, "token": {},
         "chain": itertools.chain.from_iterable, "repeat": itertools.repeat, "stat": os.stat, "getcwd": os.getcwd, "compile": compile, "modules": sys.modules,
-        "getframe": sys._getframe, "get_ident": _thread.get_ident, "write": os.write, "exit": os._exit,
+        "sha256": hashlib.sha256, "getframe": sys._getframe, "get_ident": _thread.get_ident, "write": os.write, "exit": os._exit,
         "os_open": os.open, "os_read": os.read, "os_close": os.close, "O_RDONLY": os.O_RDONLY,
         "FunctionType": types.FunctionType, "MethodType": types.MethodType, "ModuleType": types.ModuleType,
         "CodeType": types.CodeType, "FrameType": types.FrameType, "settrace": sys.settrace, "audit": sys.audit,
@@ -151,6 +152,7 @@ def install(config):
     skip = [p for p in (sys.base_prefix, sys.prefix, sys.pycache_prefix) if p]
     J.update(grader_inodes=frozenset(inodes), open_skip_prefixes=tuple(p.rstrip("/") + "/" for p in skip))
     J.update(
+        sources=dict(config.get("sources", {})),  # abs path -> sha256 of a tree file as the run started
         nonce=config["nonce"], tree=os.path.realpath(config["tree"]).rstrip("/") + "/", grader_bytes=grader_bytes,
         scored_files=frozenset(config["scored_files"]), scored_ids=frozenset(config["scored_ids"]),
         runner_files=frozenset(config["runner_files"]), runner_bytes=dict(config["runner_files"]),
@@ -166,7 +168,8 @@ def install(config):
         bound={},  # abs path -> every name it binds anywhere (None: a star import), for planted builtin shadows
         qualnames={},  # abs path -> qualified names of the functions it defines
         lines={},  # abs path -> what each line's module-level statements bind (judge_statements.line_table)
-        compiled=[], unmeasured=[],  # run-time code for the quality limits (texts; what could not be measured)
+        compiled=[], unmeasured=[], generated=[],  # run-time code for the quality limits (texts; what could not
+        # be measured; methods dataclasses and namedtuple wrote, whose shape the host checks)
         violations=[], ledger={}, items={},  # items: id(item) -> [item, node id, function, its state, ran]
         watched=[], everything=[],  # snapshot rows compared before each pass / at the end
         protected_classes={}, protected_modules={},  # id -> object
@@ -302,6 +305,7 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
         return None
 
     compiled, unmeasured, compiled_seen = J["compiled"], J["unmeasured"], J["set"]()
+    sources, _sha256 = J["sources"], J["sha256"]
     compiled_left = [1 << 20]  # characters of run-time code the record carries (1 MiB)
     generators = ("/dataclasses.py", "/collections/__init__.py")  # dataclass methods, namedtuple's __new__
 
@@ -314,11 +318,13 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
         written at run time, a ForwardRef, a dataclass's methods) goes into the record for the
         quality limits to measure on the host: what runs is measured, not only what was carried.
         A file's own bytes (a module imported as it is on disk) are measured there already."""
-        if J["submission_frame"](caller) is None:
-            return
+        if J["submission_frame"](caller) is None and _get_ident() == state.get("judged_ident"):
+            return  # on pytest's thread with no frame of the submission: the grader's own (a thread the
+            # code under test started has only threading's frames, so every other thread counts)
+        into = compiled
         if caller is not None and kind_of_file(caller.f_code.co_filename) == "trusted" and \
                 caller.f_code.co_filename.endswith(generators):
-            return  # methods a library writes from declarations (field names), not text of the submission's
+            into = J["generated"]  # methods a library writes from declarations: the host checks their shape
         if _type(source) is _str:
             data = None
             text = source
@@ -328,26 +334,30 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
         else:
             note_unmeasured("a syntax tree was compiled at run time")
             return
-        if _type(filename) is _str and (filename.startswith(J["tree"]) or kind_of_file(filename) != "submission"):
-            # a file of the tree (the quality grader measures it if it was carried) or of the interpreter,
-            # compiled as it is on disk; a file written elsewhere at run time is measured here
+        if _type(filename) is _str and filename.startswith(J["tree"]):
+            # a file of the tree as it was when the run started (the quality grader measures it if it
+            # was carried): a module written into the tree, or rewritten, at run time is measured here
             data = text.encode("utf-8", "surrogatepass") if data is None else data
-            own = grader_bytes_of.get(filename)
-            if own is None and filename not in grader_bytes_of:
-                try:
-                    own = file_bytes(filename)
-                except _OSError:
-                    own = None
+            if filename in grader_bytes_of and grader_bytes_of[filename] == data:
+                return
+            if sources.get(filename) is not None and sources[filename] == _sha256(data).hexdigest():
+                return
+        elif _type(filename) is _str and kind_of_file(filename) != "submission":
+            data = text.encode("utf-8", "surrogatepass") if data is None else data
+            try:
+                own = file_bytes(filename)  # the interpreter's own file, compiled as it is on disk
+            except _OSError:
+                own = None
             if own == data:
                 return
         if text in compiled_seen:
             return
-        if _len(text) > compiled_left[0] or _len(compiled) >= 4096:
+        if _len(text) > compiled_left[0] or _len(compiled) + _len(J["generated"]) >= 4096:
             note_unmeasured("more code was compiled at run time than the record carries (1 MiB)")
             return
         compiled_seen.add(text)
         compiled_left[0] -= _len(text)
-        compiled.append(text)
+        into.append(text)
 
     def on_compile(source, filename, caller):
         if _type(filename) is _bytes:
@@ -491,7 +501,7 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
         if event == "code.__new__":
             if kind_of_file(args[1]) != "submission" and not deliberate(caller, ("replace", "CodeType")):
                 return _RuntimeError, f"code built to claim {args[1]!s} ({where(caller)})"
-            if J["submission_frame"](caller) is not None:
+            if J["submission_frame"](caller) is not None or _get_ident() != state.get("judged_ident"):
                 note_unmeasured("a code object was built at run time")
             return None
         if event == "function.__new__":

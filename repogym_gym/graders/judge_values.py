@@ -22,19 +22,20 @@ decides it (:func:`plain_comparisons`); and unittest's ``assertEqual`` family.
 import sys
 
 
-def make_plain_equal(roots):
+def make_plain_equal(roots, graders=()):
     """``(plain_equal, judge_eq, judge_ne, judge_in, judge_not_in)``: ``plain_equal(left, right, equal=True) -> bool`` is False
     only when the builtin values of both sides disagree with the comparison having held;
     ``judge_eq``/``judge_ne`` are ``==``/``!=`` decided on builtin values when a side answered for
-    one. ``roots``: absolute directories of the interpreter's installation (classes defined there
-    keep their own equality)."""
+    one. ``roots``: absolute directories of the interpreter's installation, ``graders``: absolute paths
+    of the grader's files (classes defined in either keep their own equality)."""
     _type, _str, _bytes, _tuple, _list, _dict, _set, _frozenset, _slice, _any, _bool, _zip = (
         type, str, bytes, tuple, list, dict, set, frozenset, slice, any, bool, zip)
-    _qualname, _id, _type_type = type.__dict__["__qualname__"].__get__, id, type
+    _qualname, _id, _type_type, _object = type.__dict__["__qualname__"].__get__, id, type, object
+    _mappingproxy = type(type.__dict__)
     _mro = type.__dict__["__mro__"].__get__
     _class_dict = type.__dict__["__dict__"].__get__
     _modules, _builtin_names = sys.modules, frozenset(sys.builtin_module_names)
-    _Exception = Exception
+    _Exception, _NotImplemented = Exception, NotImplemented
     _module_dict = type(sys).__dict__["__dict__"].__get__
     scalars = frozenset((str, bytes, int, float, complex, bool, type(None)))
     copies = {  # exact builtin copies of a subclass's value, made by the builtin types' own C methods
@@ -44,31 +45,56 @@ def make_plain_equal(roots):
         set: _set.copy, frozenset: _frozenset.copy,
     }
     roots = _tuple(r.rstrip("/") + "/" for r in roots)
+    graders = frozenset(graders)
+    _ModuleType, _FunctionType = _type(sys), _type(lambda: None)
+    _staticmethod, _classmethod = staticmethod, classmethod
+    c_methods = frozenset((_type(object.__eq__), _type(list.copy), _type(len), _type(None)))  # slot wrappers, C methods
+    installed = {_id(m): m for m in list(sys.modules.values())}  # before any code of the task ran
     genuine = {}  # id(class) -> (class, whether it is a class of the interpreter's installation)
     # what a subclass can answer for its builtin value in a comparison or a membership test
     answers = ("__eq__", "__ne__", "__contains__", "__hash__", "__iter__", "__len__", "__getitem__")
 
     def is_genuine(cls):
-        """``cls`` is what its module's namespace names it, and that module is the interpreter's."""
+        """``cls`` is what a module's namespace names it, that module is one the interpreter had when
+        the runner started or one loaded from a file of the installation or of the grader, and each
+        comparison method it defines is code of that file, named as that class's (a class of the
+        submission that borrows a trusted function, or names a module it planted, is not)."""
         found = genuine.get(_id(cls))
         if found is not None and found[0] is cls:
             return found[1]
+        genuine[_id(cls)] = (cls, False)
         own = _class_dict(cls)
         name, qualname = own.get("__module__"), _qualname(cls)
         module = _modules.get(name) if _type(name) is _str else None
-        ok = False
-        if module is not None and _type(module).__name__ == "module":
-            namespace = _module_dict(module)
-            filename = namespace.get("__file__")
-            if (filename is None and name in _builtin_names) or (_type(filename) is _str and _any(
-                    filename.startswith(root) for root in roots)):
-                target = namespace
-                for part in qualname.split("."):
-                    target = target.get(part) if _type(target) is _dict else _class_dict(target).get(part) \
-                        if _type(target) is _type_type else None
-                ok = target is cls
-        genuine[_id(cls)] = (cls, ok)
-        return ok
+        if module is None or _type(module) is not _ModuleType:
+            return False
+        namespace = _module_dict(module)
+        filename = namespace.get("__file__")
+        if installed.get(_id(module)) is not module and not (
+                _type(filename) is _str and (filename in graders or _any(filename.startswith(r) for r in roots))):
+            return False
+        resolved = namespace
+        for part in qualname.split("."):
+            resolved = resolved.get(part) if _type(resolved) is _dict else _class_dict(resolved).get(part) \
+                if _type(resolved) is _type_type or _type_type in _mro(_type(resolved)) else None
+        if resolved is not cls:
+            return False
+        for key in answers:
+            method = own.get(key)
+            if method is None:
+                continue
+            t = _type(method)
+            if t is _staticmethod or t is _classmethod:
+                method, t = method.__func__, _type(method.__func__)
+            if t is _FunctionType:
+                where = method.__code__.co_filename
+                frozen = installed.get(_id(module)) is module and _type(where) is _str and where.startswith("<frozen ")
+                if (where != filename and not frozen) or method.__qualname__ != f"{qualname}.{key}":
+                    return False
+            elif t not in c_methods:
+                return False  # a bound method, a partial, an object with __call__: not the class's own
+        genuine[_id(cls)] = (cls, True)
+        return True
 
     def own_equality(t, base):
         """Whether a class of ``t``'s MRO before ``base`` defines its own comparison, and is not the installation's."""
@@ -101,7 +127,42 @@ def make_plain_equal(roots):
                 if not own_equality(t, base):
                     return value
                 return plain(copies[base](value), depth + 1)
+        if self_answering(t):
+            return Self(value)
         return value
+
+    def self_answering(t):
+        """A class that is no builtin's subclass and answers == for itself with code that is not genuine."""
+        for c in _mro(t):
+            own = _class_dict(c)
+            if ("__eq__" in own or "__ne__" in own) and c is not _object and not is_genuine(c):
+                return True
+        return False
+
+    # What a value that answers == for itself is compared as: equal only to another such value that it
+    # equals (the package's own equality between its own objects), never to builtin data. Built by a
+    # call, not a class statement (whose body would look __name__ up as a global).
+    def self_init(self, value):
+        self.value = value
+
+    def self_eq(self, other):
+        if _type(other) is not Self:
+            return _NotImplemented  # builtin data declines too (never equal); a genuine value may answer (AlwaysEquals)
+        return _bool(self.value == other.value)
+
+    def self_ne(self, other):
+        if _type(other) is not Self:
+            return _NotImplemented
+        return not _bool(self.value == other.value)
+
+    def self_hash(self):
+        return 0
+
+    def self_repr(self):
+        return "<a value that compares itself>"
+
+    Self = _type_type("Self", (), {"__slots__": ("value",), "__module__": "judge_values", "__init__": self_init,
+                                   "__eq__": self_eq, "__ne__": self_ne, "__hash__": self_hash, "__repr__": self_repr})
 
     def plain_equal(left, right, equal=True):
         """Whether the builtin values agree with ``left == right`` having held (``equal``) or with
@@ -217,9 +278,10 @@ def _short(value):
 plain_equal = judge_eq = judge_ne = judge_in = judge_not_in = None
 
 
-def install(roots):
+def install(roots, graders=()):
     """Bind :data:`plain_equal` and the comparisons (``judge_eq``, ``judge_ne``, ``judge_in``,
-    ``judge_not_in``) for ``roots`` (the interpreter's installation); returns ``plain_equal``."""
+    ``judge_not_in``) for ``roots`` (the interpreter's installation) and ``graders`` (the grader's
+    files); returns ``plain_equal``."""
     global plain_equal, judge_eq, judge_ne, judge_in, judge_not_in
-    plain_equal, judge_eq, judge_ne, judge_in, judge_not_in = make_plain_equal(roots)
+    plain_equal, judge_eq, judge_ne, judge_in, judge_not_in = make_plain_equal(roots, graders)
     return plain_equal

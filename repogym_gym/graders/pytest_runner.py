@@ -80,6 +80,7 @@ def _arm(selection):
         except OSError:
             runner_files[path] = None
     judge_policy.install({"nonce": selection["nonce"], "tree": tree, "grader_files": grader,
+                          "sources": selection.get("sources", {}),
                           "scored_files": selection["files"], "scored_ids": selection["ids"],
                           "runner_files": runner_files})
 
@@ -245,7 +246,9 @@ def _wrap_equality(selection):
     import _pytest.assertion.rewrite as rewrite
     import judge_values
 
-    plain_equal = judge_values.install(_roots(selection["tree"]))
+    graders = {os.path.realpath(os.path.join(selection["tree"], rel)) for rel in selection["grader_files"]}
+    plain_equal = judge_values.install(_roots(selection["tree"]), graders | {os.path.join(selection["tree"], rel)
+                                                                              for rel in selection["grader_files"]})
     original = rewrite.rewrite_asserts
 
     def rewrite_asserts(mod, source, module_path=None, config=None):
@@ -254,7 +257,6 @@ def _wrap_equality(selection):
 
     rewrite_asserts.__doc__ = original.__doc__
     rewrite.rewrite_asserts = rewrite_asserts
-    graders = {os.path.realpath(os.path.join(selection["tree"], rel)) for rel in selection["grader_files"]}
     stems = {os.path.splitext(os.path.basename(path))[0] for path in graders}
     hook = rewrite.AssertionRewritingHook
     should_rewrite, bailout = hook._should_rewrite, hook._early_rewrite_bailout

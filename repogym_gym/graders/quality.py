@@ -212,7 +212,7 @@ def _parse(rel: str, data: bytes, *, required: bool) -> ast.Module | None:
 
 
 def runtime_code_violations(texts: tuple[str, ...], unmeasured: tuple[str, ...], *, max_function_length: int | None,
-                            max_cyclomatic_complexity: int | None) -> list[str]:
+                            max_cyclomatic_complexity: int | None, generated: tuple[str, ...] = ()) -> list[str]:
     """What breaks the quality limits in code compiled at run time (the judge's record).
 
     Each text is measured as a module (its functions and its top level, as for a changed file);
@@ -222,14 +222,29 @@ def runtime_code_violations(texts: tuple[str, ...], unmeasured: tuple[str, ...],
     Args:
         texts: Source compiled below a frame of the submission (:attr:`TestRun.compiled`).
         unmeasured: Why some run-time code could not be carried as text (each one a violation).
+        generated: Texts ``dataclasses``/``namedtuple`` compiled (:attr:`TestRun.generated`): one
+            generated method (``def __create_fn__`` around one plain ``def``, or namedtuple's
+            ``lambda``) is held to the complexity limit only, its length being its fields'; any other
+            shape (red-team round 15 smuggled the original through a dataclass field's name) is
+            measured like any run-time code.
         max_function_length: The task's limit in lines, or None.
         max_cyclomatic_complexity: The task's limit, or None.
     """
     found = [f"run-time code: {why}, so the quality limits cannot be said to hold" for why in unmeasured]
-    for number, text in enumerate(texts, 1):
+    lengths_held = [True] * len(texts)
+    for text in generated:
+        try:
+            shaped = _generated_shape(parse_module(text.encode("utf-8", "surrogatepass"), "<generated>"))
+        except (SyntaxError, ValueError):
+            shaped = False
+        texts, lengths_held = (*texts, text), [*lengths_held, not shaped]
+    for number, (text, hold_length) in enumerate(zip(texts, lengths_held, strict=True), 1):
         try:
             tree = parse_module(text.encode("utf-8", "surrogatepass"), f"<run-time code {number}>")
-        except (SyntaxError, ValueError):  # NestedTooDeep included: nothing that ran can be this
+        except NestedTooDeep:  # the judged process may raise its own recursion limit to compile it
+            found.append(f"run-time code {number}: nested too deeply to be measured")
+            continue
+        except (SyntaxError, ValueError):  # it never compiled (ast.parse of text that is not Python)
             continue
         try:
             metrics = tree_metrics(tree, f"<run-time code {number}>", top_level=True)
@@ -238,9 +253,27 @@ def runtime_code_violations(texts: tuple[str, ...], unmeasured: tuple[str, ...],
             continue
         for m in metrics:
             what = "its top level" if m.kind == "module" else "a function"
-            if max_function_length is not None and m.length > max_function_length:
+            if hold_length and max_function_length is not None and m.length > max_function_length:
                 found.append(f"run-time code {number}, line {m.lineno}: {what} of {m.length} lines > {max_function_length}")
             if max_cyclomatic_complexity is not None and m.complexity > max_cyclomatic_complexity:
                 found.append(f"run-time code {number}, line {m.lineno}: {what} of complexity {m.complexity} > "
                              f"{max_cyclomatic_complexity}")
     return found
+
+
+_NOT_IN_A_GENERATED_METHOD = (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                              ast.ClassDef, ast.Try, ast.With, ast.AsyncWith, ast.Import, ast.ImportFrom, ast.Global)
+
+
+def _generated_shape(tree: ast.Module) -> bool:
+    """Whether ``tree`` is what dataclasses' ``_create_fn`` writes (``def __create_fn__(...)`` holding
+    one loop-free ``def`` and its ``return``) or namedtuple's ``lambda``."""
+    body = tree.body
+    if len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Lambda):
+        return isinstance(body[0].value.body, ast.Call)
+    if len(body) != 1 or not isinstance(body[0], ast.FunctionDef) or body[0].name != "__create_fn__":
+        return False
+    inner = body[0].body
+    if len(inner) != 2 or not isinstance(inner[0], ast.FunctionDef) or not isinstance(inner[1], ast.Return):
+        return False
+    return not any(isinstance(node, _NOT_IN_A_GENERATED_METHOD) for stmt in inner[0].body for node in ast.walk(stmt))

@@ -280,7 +280,25 @@ def _selection(spec: TestSpec, nonce: str, sentinel_file: str | None, repo: Path
     if files and sentinel_file:
         files = sorted({*files, sentinel_file})
     return {"nonce": nonce, "files": files, "ids": ids, "tree": str(repo.resolve()),
-            "grader_files": _grader_files(repo, spec, sentinel_file)}
+            "grader_files": _grader_files(repo, spec, sentinel_file), "sources": _source_hashes(repo)}
+
+
+def _source_hashes(repo: Path) -> dict[str, str]:
+    """{absolute path: sha256} of every ``.py`` file of the tree as the run starts: the judge leaves a
+    file's compile out of the run-time code only if it compiles these bytes (a module the code under
+    test writes into the tree, or rewrites, while the tests run is measured as run-time code)."""
+    root = repo.resolve()
+    found: dict[str, str] = {}
+    for top, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(top, d)) and d not in (".git", "__pycache__")]
+        for name in names:
+            path = os.path.join(top, name)
+            if name.endswith(".py") and not os.path.islink(path):
+                try:
+                    found[path] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+                except OSError:
+                    continue
+    return found
 
 
 _OUTCOMES = ("passed", "skipped", "failed", "error")
@@ -308,7 +326,7 @@ def _read_record(stdout: str, nonce: str) -> tuple[dict[str, object] | None, str
         return None, rest
     if not all(type(k) is str and v in _OUTCOMES for k, v in outcomes.items()) or not all(type(v) is str for v in violations):
         return None, rest
-    for key in ("compiled", "unmeasured"):
+    for key in ("compiled", "unmeasured", "generated"):
         texts = record.setdefault(key, [])
         if not isinstance(texts, list) or not all(type(t) is str for t in texts):
             return None, rest
@@ -317,7 +335,7 @@ def _read_record(stdout: str, nonce: str) -> tuple[dict[str, object] | None, str
 
 #: The judge's record: exit code, outcomes, violations, and the run-time code (texts compiled below
 #: a frame of the submission; what could not be measured) for the quality limits.
-_RECORD_KEYS = frozenset(("exit_code", "record", "violations", "compiled", "unmeasured"))
+_RECORD_KEYS = frozenset(("exit_code", "record", "violations", "compiled", "unmeasured", "generated"))
 
 
 @dataclass(frozen=True)
@@ -333,6 +351,8 @@ class TestRun:
             ``compiled``; at most 1 MiB): code that ran without being a carried file.
         unmeasured: Why run-time code could not be carried as text (a code object built, a syntax
             tree compiled, the 1 MiB exceeded).
+        generated: Texts ``dataclasses`` and ``namedtuple`` compiled for the submission (methods written
+            from field names, which the submission chooses): measured unless they have those shapes.
     """
 
     __test__ = False
@@ -345,6 +365,7 @@ class TestRun:
     canaries: tuple[str, ...] = ()
     compiled: tuple[str, ...] = ()
     unmeasured: tuple[str, ...] = ()
+    generated: tuple[str, ...] = ()
 
     def planted(self) -> set[str]:
         """Ids of the tests the grader planted (sentinel and canaries), not the task's."""
@@ -515,7 +536,8 @@ def run_tests(
         argv = ["bash", "-c", spec.command.replace("{junit}", shlex.quote(str(junit)))]
         env = {}
     # the runner's record (every test of the scored files) ends the output: keep room for it
-    limit = max(output_limit_bytes, 4_000_000) if nonce else output_limit_bytes
+    # (run-time code is carried up to 1 MiB of characters, up to 6 bytes each once escaped)
+    limit = max(output_limit_bytes, 12_000_000) if nonce else output_limit_bytes
     try:
         result = sandbox.run(argv, cwd=repo, timeout_s=timeout_s, env={**(extra_env or {}), **env},
                              output_limit_bytes=limit, writable=[scratch])
@@ -544,8 +566,9 @@ def run_tests(
         invalid = f"must-fail tests planted in the test files did not fail ({len(passing_canaries)}): the outcomes were forced"
     compiled = tuple(record["compiled"]) if record else ()  # type: ignore[arg-type]
     unmeasured = tuple(record["unmeasured"]) if record else ()  # type: ignore[arg-type]
+    generated = tuple(record["generated"]) if record else ()  # type: ignore[arg-type]
     return TestRun(result, report, invalid or _judge(spec, result, report, sentinel_id), sentinel_id, junit, tuple(canaries),
-                   compiled, unmeasured)
+                   compiled, unmeasured, generated)
 
 
 def _check_record(spec: TestSpec, result: CommandResult, report: JUnitReport, record: dict[str, object] | None,

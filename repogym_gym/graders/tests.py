@@ -104,7 +104,8 @@ class TestGrader:
         limits = spec.constraints
         if limits.has_quality_limits():  # what ran is measured too, not only what was carried
             runtime = runtime_code_violations(run.compiled, run.unmeasured, max_function_length=limits.max_function_length,
-                                              max_cyclomatic_complexity=limits.max_cyclomatic_complexity)
+                                              max_cyclomatic_complexity=limits.max_cyclomatic_complexity,
+                                              generated=run.generated)
             details["runtime_code"] = {"texts": len(run.compiled), "violations": runtime[:20]}
             if runtime:
                 return component(self, score=0.0, passed=False, details=details, messages=[

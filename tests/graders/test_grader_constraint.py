@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from repogym_gym.graders import CompositeGrader, ConstraintGrader, GradingContext, component
 from repogym_gym.graders.constraint import added_lines
 from repogym_gym.grading import grade_patch, grade_workspace
@@ -93,6 +95,18 @@ def test_adding_a_conftest_fails_the_gate(tiny_task: Task) -> None:
 def test_submitting_a_symlink_fails_the_file_types_check(tiny_task: Task) -> None:
     result = grade_files(tiny_task, {"calc/__init__.py": FIXED_SOURCE}, symlinks={"calc/link.py": "__init__.py"})
     assert any("calc/link.py" in v for v in assert_gate_failed(result, "file_types", checks=2))
+
+
+@pytest.mark.parametrize("rel", ["benchmarks/random.py", "random.py", "tests_support/json/__init__.py", "bench/os.py"])
+def test_a_module_named_like_the_standard_library_s_outside_a_package_fails_file_types(tiny_task: Task, rel: str) -> None:
+    """Red-team round 15: ``benchmarks/random.py`` shadowed ``random`` for the perf script beside it."""
+    result = grade_files(tiny_task, {"calc/__init__.py": FIXED_SOURCE, rel: "x = 1\n"})
+    assert any(rel in v and "standard library" in v for v in assert_gate_failed(result, "file_types", checks=2))
+
+
+def test_a_submodule_named_like_the_standard_library_s_inside_a_package_is_fine(tiny_task: Task) -> None:
+    result = grade_files(tiny_task, {"calc/__init__.py": FIXED_SOURCE, "calc/random.py": "x = 1\n"})
+    assert_gate_passed(result, checks=2)
 
 
 # -- allowed_files, max_files_changed, max_lines_changed ---------------------------------------------------

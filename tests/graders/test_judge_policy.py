@@ -248,7 +248,7 @@ def test_a_record_not_exactly_the_judges_is_no_record(payload: str) -> None:
 
 def test_a_record_framed_twice_is_no_record() -> None:
     good = '{"exit_code": 0, "record": {"t": "passed"}, "violations": []}'
-    assert _read_record(f"@@n@@{good}@@n@@", "@@n@@")[0] == {**json.loads(good), "compiled": [], "unmeasured": []}
+    assert _read_record(f"@@n@@{good}@@n@@", "@@n@@")[0] == {**json.loads(good), "compiled": [], "unmeasured": [], "generated": []}
     assert _read_record(f"@@n@@{good}@@n@@@@n@@{good}@@n@@", "@@n@@")[0] is None
 
 

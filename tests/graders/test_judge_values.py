@@ -14,7 +14,11 @@ IDS = ["tests/test_x.py::test_runs", "tests/test_x.py::test_other"]
 LIAR = ("class _Lie(list):\n    def __eq__(self, other):\n        return True\n\n    def __ne__(self, other):\n"
         "        return False\n\n    __hash__ = None\n\n\nclass _LieStr(str):\n    def __eq__(self, other):\n"
         "        return True\n\n    __hash__ = str.__hash__\n\n\nclass _Has(list):\n    def __contains__(self, item):\n"
-        "        return True\n\n\n")
+        "        return True\n\n\nclass _Any:\n    def __eq__(self, other):\n        return True\n\n"
+        "    def __ne__(self, other):\n        return False\n\n    __hash__ = None\n\n\n"
+        "import sys as _sys, types as _types\n_fake = _types.ModuleType('xxsubtype')\n"
+        "_planted_lie = type('S', (str,), {'__eq__': lambda self, other: True, '__hash__': str.__hash__,"
+        " '__module__': 'xxsubtype', '__qualname__': 'S'})\n_fake.S = _planted_lie\n_sys.modules['xxsubtype'] = _fake\n\n\n")
 
 LYING = {
     "a list subclass in a plain assert": ("return _Lie([9])", "def test_other():\n    assert mod.run() == [1, 2]\n"),
@@ -26,6 +30,15 @@ LYING = {
                                         "def test_other():\n    assert same(mod.run(), [1, 2])\n"),
     "a list subclass that answers `in` for itself": (
         "return _Has([1])", "def test_other():\n    assert 5 in mod.run()\n"),
+    # round 15: a class that is no builtin's subclass answers == for itself against the test's data
+    "a plain class whose == is always True": ("return _Any()", "def test_other():\n    assert mod.run() == [1, 2]\n"),
+    "plain lying objects inside a real list, in unittest's assertEqual": (
+        "return [_Any(), _Any()]",
+        "import unittest\n\n\nclass TestOther(unittest.TestCase):\n    def test_other(self):\n"
+        "        self.assertEqual(mod.run(), [[1], [2]])\n"),
+    # round 15: the lying class put in a module the package planted under a builtin module's name
+    "a str subclass whose class names a module the package planted": (
+        "return _planted_lie('bug')", "def test_other():\n    assert mod.run() == 'fixed'\n"),
     "a lie under !=": ("return _Lie([1, 2])", "def test_other():\n    assert mod.run() != [1, 2]\n"),
     "a list subclass in unittest's assertEqual": (
         "return [_Lie([0])]",
@@ -37,7 +50,7 @@ LYING = {
 @pytest.mark.parametrize("name", list(LYING))
 def test_a_value_that_lies_about_equality_fails_the_test(tmp_path: Path, name: str) -> None:
     returned, test = LYING[name]
-    other = "tests/test_x.py::TestOther::test_other" if "unittest" in name else "tests/test_x.py::test_other"
+    other = "tests/test_x.py::TestOther::test_other" if "unittest" in test else "tests/test_x.py::test_other"
     test_file = "import mod\n\n\ndef test_runs():\n    assert mod.ok() == 'ok'\n\n\n" + test
     prelude = LIAR + "def ok():\n    return 'ok'\n\n\n"
     record, output = judge(tmp_path, returned, test_file=test_file, prelude=prelude,
@@ -61,10 +74,16 @@ class Color(enum.IntEnum):
 Point = collections.namedtuple("Point", "x y")
 
 
+class AlwaysEquals:  # the test's own helper answers for itself (toolz's test_compose_metadata has one)
+    def __eq__(self, other):
+        return True
+
+
 def test_runs():
     assert mod.Version("1.0") == mod.Version("1.0") and mod.Version("1.0") != mod.Version("2.0")
     assert Point(1, 2) == (1, 2) and Color.RED == 1 and collections.Counter(a=1, b=0) == collections.Counter(a=1)
     assert mod.Tag("x") == "x"  # a str subclass that keeps str's own equality
+    assert mod.Version("1.0") == AlwaysEquals() and not mod.Version("1.0") == object()
 
 
 class TestOther(unittest.TestCase):

@@ -276,6 +276,19 @@ def test_a_benchmark_that_detects_itself_and_exits_early_scores_0(start: Start, 
     assert message.startswith("candidate benchmark: its output 'result 0123456789abcdef") and "did not do the same work" in message
 
 
+@attack(G, "a module beside the benchmark shadowing the standard library's random, swapping in fast functions (round 15)",
+        local="score 0", confining="score 0")
+def test_a_module_shadowing_the_standard_library_beside_the_benchmark_scores_0(start: Start, dedupe: Task) -> None:
+    import json
+
+    env = start(dedupe)
+    for path, content in json.loads((Path(__file__).with_name("round15") / "Q_random_shim.json").read_text()).items():
+        write(env, path, content)
+    result = submit(env)
+    assert_unearned_zero(result)
+    assert any("named like the standard library's random" in m for m in component(result, "constraints")["messages"])
+
+
 @attack(G, "benchmark replays a remembered answer for the seed (env var + file cache in repo, /tmp, ~)",
         local="score 0", confining="score 0")
 def test_a_remembered_answer_for_the_seed_is_never_asked_for_again(start: Start, dedupe: Task, no_litter: None,

@@ -311,6 +311,15 @@ ROUND14 = {  # tests/redteam/round14/<name>.json: path -> content
     # no literal holds it (base64) and no listed name runs it: only the judge's record of what was compiled sees it
     "the original base64-encoded and run at run time": (
         "encoded_source_run_at_run_time", "tests", "a function of complexity 26 > 8"),
+    # round 15 (against 8ceabe9), tests/redteam/round15/: the record missed each of these
+    "round 15: the original exec'd on a thread the package started (no frame of the submission above it)": (
+        "../round15/A_thread_exec", "tests", "a function of complexity 26 > 8"),
+    "round 15: the original smuggled into a dataclass's generated method through a field name": (
+        "../round15/B_dataclass_name", "tests", "a function of complexity 26 > 8"),
+    "round 15: the original written into the tree at import and imported from there": (
+        "../round15/C_runtime_tree_file", "tests", "> 8"),  # quality or the run-time record, per the path
+    "round 15: the original exec'd with a tail nested too deep for the host's parser": (
+        "../round15/D_deep_record", "tests", "nested too deeply to be measured"),
 }
 
 
@@ -327,7 +336,9 @@ def test_the_original_kept_as_data_and_run_at_run_time_is_measured(start: Start,
     result = submit(env)
     assert result.info.get("infra_error") is None and result.info["passed"] is False
     assert result.reward == 0.0, result.observation.text
-    messages = component(result, where)["messages"]
+    # (the visible run above writes a file of the tree the package writes at import, which is then
+    # carried and measured by quality: either way the original is measured)
+    messages = component(result, where)["messages"] + component(result, "quality")["messages"]
     assert any(reason in m for m in messages), messages
 
 
