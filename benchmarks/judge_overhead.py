@@ -84,7 +84,9 @@ def main() -> None:
                     if side == "bare":
                         sandbox.run(bare_argv, cwd=repo, timeout_s=600, env=env, output_limit_bytes=1_000_000)
                     else:
-                        testrun.POLICY_SCRIPTS = (off,) if side == "off" else real_policy
+                        # the policy's other parts stay beside the runner (it imports judge_values itself)
+                        testrun.POLICY_SCRIPTS = (off, *(p for p in real_policy if p.name != off.name)) \
+                            if side == "off" else real_policy
                         try:
                             run = testrun.run_tests(task.spec.tests, repo=repo, scratch=Path(tmp) / task.id / side,
                                                     baseline_tree=baseline.tree, sandbox=sandbox, timeout_s=600,
