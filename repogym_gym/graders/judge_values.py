@@ -22,12 +22,14 @@ decides it (:func:`plain_comparisons`); and unittest's ``assertEqual`` family.
 import sys
 
 
-def make_plain_equal(roots, graders=()):
+def make_plain_equal(roots, graders=(), wildcards=True):
     """``(plain_equal, judge_eq, judge_ne, judge_in, judge_not_in)``: ``plain_equal(left, right, equal=True) -> bool`` is False
     only when the builtin values of both sides disagree with the comparison having held;
     ``judge_eq``/``judge_ne`` are ``==``/``!=`` decided on builtin values when a side answered for
     one. ``roots``: absolute directories of the interpreter's installation, ``graders``: absolute paths
-    of the grader's files (classes defined in either keep their own equality)."""
+    of the grader's files (classes defined in either keep their own equality); ``wildcards``: whether
+    the grader's files use ``mock.ANY`` themselves (if not, a value equal to anything is the package's
+    doing: round 16 returned ``mock.ANY`` from the code under test)."""
     _type, _str, _bytes, _tuple, _list, _dict, _set, _frozenset, _slice, _any, _bool, _zip = (
         type, str, bytes, tuple, list, dict, set, frozenset, slice, any, bool, zip)
     _qualname, _id, _type_type, _object = type.__dict__["__qualname__"].__get__, id, type, object
@@ -50,6 +52,19 @@ def make_plain_equal(roots, graders=()):
     _staticmethod, _classmethod = staticmethod, classmethod
     c_methods = frozenset((_type(object.__eq__), _type(list.copy), _type(len), _type(None)))  # slot wrappers, C methods
     installed = {_id(m): m for m in list(sys.modules.values())}  # before any code of the task ran
+    _all, _len, _getattribute = all, len, object.__getattribute__
+    import collections as _collections
+
+    holders = frozenset((_collections.UserList, _collections.UserDict, _collections.UserString))
+    _flags = type.__dict__["__flags__"].__get__
+    heap_type = 1 << 9  # Py_TPFLAGS_HEAPTYPE: every class made by Python code has it; a C type of the interpreter does not
+
+    def _instance_dict(value):
+        try:
+            found = _getattribute(value, "__dict__")
+        except _Exception:  # noqa: BLE001 - no instance dict: nothing held
+            return {}
+        return found if _type(found) is _dict else {}
     genuine = {}  # id(class) -> (class, whether it is a class of the interpreter's installation)
     # what a subclass can answer for its builtin value in a comparison or a membership test
     answers = ("__eq__", "__ne__", "__contains__", "__hash__", "__iter__", "__len__", "__getitem__")
@@ -62,6 +77,9 @@ def make_plain_equal(roots, graders=()):
         found = genuine.get(_id(cls))
         if found is not None and found[0] is cls:
             return found[1]
+        if not _flags(cls) & heap_type:  # a C type (OrderedDict, deque): only the interpreter makes those
+            genuine[_id(cls)] = (cls, True)
+            return True
         genuine[_id(cls)] = (cls, False)
         own = _class_dict(cls)
         name, qualname = own.get("__module__"), _qualname(cls)
@@ -79,6 +97,8 @@ def make_plain_equal(roots, graders=()):
                 if _type(resolved) is _type_type or _type_type in _mro(_type(resolved)) else None
         if resolved is not cls:
             return False
+        if not wildcards and name == "unittest.mock" and qualname == "_ANY":
+            return False  # mock.ANY equals anything: the package may return it unless the tests use it themselves
         for key in answers:
             method = own.get(key)
             if method is None:
@@ -124,12 +144,28 @@ def make_plain_equal(roots, graders=()):
             return value
         for base in _mro(t):
             if base in copies:
-                if not own_equality(t, base):
-                    return value
-                return plain(copies[base](value), depth + 1)
+                copy = plain(copies[base](value), depth + 1)
+                if own_equality(t, base):
+                    return copy
+                # its comparison is the builtin's (a namedtuple, Counter, a bare subclass): kept, unless
+                # what it holds answers for itself (round 16: a dict subclass holding an always-equal object)
+                return value if changed_inside(copy, value, base) else copy
+            if base in holders:  # UserList, UserDict, UserString compare as what their .data holds
+                data = _instance_dict(value).get("data", value)
+                held = plain(data, depth + 1)
+                return value if held is data else held
         if self_answering(t):
             return Self(value)
         return value
+
+    def changed_inside(copy, value, base):
+        """Whether ``copy`` (plain of ``value``'s builtin copy) is made of ``value``'s own items (nothing
+        inside answered for itself): then ``value`` keeps its class's comparison. True means unchanged."""
+        if base is _dict:
+            return _all(copy.get(k, copy) is v for k, v in _list(_dict.items(value))) and _len(copy) == _dict.__len__(value)
+        if base is _list or base is _tuple or base is _set or base is _frozenset:
+            return _all(a is b for a, b in _zip(copy, base.__iter__(value)))
+        return True
 
     def self_answering(t):
         """A class that is no builtin's subclass and answers == for itself with code that is not genuine."""
@@ -278,10 +314,10 @@ def _short(value):
 plain_equal = judge_eq = judge_ne = judge_in = judge_not_in = None
 
 
-def install(roots, graders=()):
+def install(roots, graders=(), wildcards=True):
     """Bind :data:`plain_equal` and the comparisons (``judge_eq``, ``judge_ne``, ``judge_in``,
     ``judge_not_in``) for ``roots`` (the interpreter's installation) and ``graders`` (the grader's
     files); returns ``plain_equal``."""
     global plain_equal, judge_eq, judge_ne, judge_in, judge_not_in
-    plain_equal, judge_eq, judge_ne, judge_in, judge_not_in = make_plain_equal(roots, graders)
+    plain_equal, judge_eq, judge_ne, judge_in, judge_not_in = make_plain_equal(roots, graders, wildcards)
     return plain_equal

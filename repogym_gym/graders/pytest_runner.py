@@ -66,6 +66,7 @@ def _arm(selection):
             grader[path] = _read(path)
         except OSError:
             continue
+    selection["wildcards"] = any(b"ANY" in data for data in grader.values())  # before the policy denies reading them
     _non_dumpable()
     sys.path.insert(0, _HERE)
     try:
@@ -247,8 +248,10 @@ def _wrap_equality(selection):
     import judge_values
 
     graders = {os.path.realpath(os.path.join(selection["tree"], rel)) for rel in selection["grader_files"]}
+    wildcards = selection.get("wildcards", True)  # whether a grader file uses mock.ANY itself (read in _arm)
     plain_equal = judge_values.install(_roots(selection["tree"]), graders | {os.path.join(selection["tree"], rel)
-                                                                              for rel in selection["grader_files"]})
+                                                                              for rel in selection["grader_files"]},
+                                       wildcards)
     original = rewrite.rewrite_asserts
 
     def rewrite_asserts(mod, source, module_path=None, config=None):

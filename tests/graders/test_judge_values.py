@@ -16,6 +16,7 @@ LIAR = ("class _Lie(list):\n    def __eq__(self, other):\n        return True\n\
         "        return True\n\n    __hash__ = str.__hash__\n\n\nclass _Has(list):\n    def __contains__(self, item):\n"
         "        return True\n\n\nclass _Any:\n    def __eq__(self, other):\n        return True\n\n"
         "    def __ne__(self, other):\n        return False\n\n    __hash__ = None\n\n\n"
+        "class _D(dict):\n    pass\n\n\n"
         "import sys as _sys, types as _types\n_fake = _types.ModuleType('xxsubtype')\n"
         "_planted_lie = type('S', (str,), {'__eq__': lambda self, other: True, '__hash__': str.__hash__,"
         " '__module__': 'xxsubtype', '__qualname__': 'S'})\n_fake.S = _planted_lie\n_sys.modules['xxsubtype'] = _fake\n\n\n")
@@ -39,6 +40,14 @@ LYING = {
     # round 15: the lying class put in a module the package planted under a builtin module's name
     "a str subclass whose class names a module the package planted": (
         "return _planted_lie('bug')", "def test_other():\n    assert mod.run() == 'fixed'\n"),
+    # round 16: genuine-looking values carrying what answers for itself, and mock.ANY from the package
+    "mock.ANY returned by the package (the tests do not use it)": (
+        "from unittest import mock\nreturn mock.ANY", "def test_other():\n    assert mod.run() == [1, 2]\n"),
+    "a bare dict subclass holding an always-equal object": (
+        "return _D(kind='x', children=_Any())", "def test_other():\n    assert mod.run() == {'kind': 'x', 'children': [1]}\n"),
+    "a UserList whose data is an always-equal object": (
+        "import collections\nfound = collections.UserList()\nfound.data = _Any()\nreturn found",
+        "def test_other():\n    assert mod.run() == [1, 2]\n"),
     "a lie under !=": ("return _Lie([1, 2])", "def test_other():\n    assert mod.run() != [1, 2]\n"),
     "a list subclass in unittest's assertEqual": (
         "return [_Lie([0])]",
@@ -63,6 +72,7 @@ def test_a_value_that_lies_about_equality_fails_the_test(tmp_path: Path, name: s
 HONEST = '''import collections
 import enum
 import unittest
+import unittest.mock
 
 import mod
 
@@ -91,6 +101,9 @@ class TestOther(unittest.TestCase):
         self.assertEqual([Point(1, 2)], [(1, 2)])
         self.assertEqual(collections.OrderedDict(a=1), {"a": 1})
         self.assertNotEqual(mod.Version("1.0"), mod.Version("2.0"))
+        self.assertNotEqual(collections.OrderedDict(a=1, b=2), collections.OrderedDict(b=2, a=1))  # order counts
+        self.assertEqual(collections.deque([1, 2]), collections.deque([1, 2]))
+        self.assertEqual({"id": 3, "when": "now"}, {"id": 3, "when": unittest.mock.ANY})  # the test's own wildcard
 '''
 PACKAGE = ("class Version:\n    def __init__(self, text):\n        self.text = text\n\n    def __eq__(self, other):\n"
            "        return isinstance(other, Version) and other.text == self.text\n\n\nclass Tag(str):\n    pass\n\n\n")
