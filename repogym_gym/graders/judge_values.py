@@ -56,6 +56,7 @@ def make_plain_equal(roots, graders=(), wildcards=True):
     import collections as _collections
 
     holders = frozenset((_collections.UserList, _collections.UserDict, _collections.UserString))
+    _deque, _namespace = _collections.deque, _type(sys.implementation)  # types.SimpleNamespace
     _flags = type.__dict__["__flags__"].__get__
     heap_type = 1 << 9  # Py_TPFLAGS_HEAPTYPE: every class made by Python code has it; a C type of the interpreter does not
 
@@ -152,6 +153,14 @@ def make_plain_equal(roots, graders=(), wildcards=True):
                 return value if changed_inside(copy, value, base) else copy
             if base in holders:  # UserList, UserDict, UserString compare as what their .data holds
                 data = _instance_dict(value).get("data", value)
+                held = plain(data, depth + 1)
+                return value if held is data else held
+            if base is _deque:  # a deque compares item by item: look into it as into a list
+                items = _list(_deque.__iter__(value))
+                held = plain(items, depth + 1)
+                return value if held is items else _deque(held)
+            if base is _namespace:  # SimpleNamespace compares its attributes
+                data = _instance_dict(value)
                 held = plain(data, depth + 1)
                 return value if held is data else held
         if self_answering(t):

@@ -48,6 +48,9 @@ LYING = {
     "a UserList whose data is an always-equal object": (
         "import collections\nfound = collections.UserList()\nfound.data = _Any()\nreturn found",
         "def test_other():\n    assert mod.run() == [1, 2]\n"),
+    "a deque holding always-equal objects": (
+        "import collections\nreturn collections.deque([_Any(), _Any()])",
+        "import collections\n\n\ndef test_other():\n    assert mod.run() == collections.deque([1, 2])\n"),
     "a lie under !=": ("return _Lie([1, 2])", "def test_other():\n    assert mod.run() != [1, 2]\n"),
     "a list subclass in unittest's assertEqual": (
         "return [_Lie([0])]",
