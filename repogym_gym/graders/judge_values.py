@@ -57,6 +57,11 @@ def make_plain_equal(roots, graders=(), wildcards=True):
 
     holders = frozenset((_collections.UserList, _collections.UserDict, _collections.UserString))
     _deque, _namespace = _collections.deque, _type(sys.implementation)  # types.SimpleNamespace
+    import weakref as _weakref
+
+    _mappingproxy_type = _type(type.__dict__)
+    _weak_proxies = frozenset((_weakref.ProxyType, _weakref.CallableProxyType))
+    _member_descriptor = _type(_type("Slotted", (), {"__slots__": ("x",)}).__dict__["x"])  # a slot's own descriptor
     _flags = type.__dict__["__flags__"].__get__
     heap_type = 1 << 9  # Py_TPFLAGS_HEAPTYPE: every class made by Python code has it; a C type of the interpreter does not
 
@@ -163,9 +168,34 @@ def make_plain_equal(roots, graders=(), wildcards=True):
                 data = _instance_dict(value)
                 held = plain(data, depth + 1)
                 return value if held is data else held
+        if t is _mappingproxy_type:  # compares as the mapping it wraps: as that mapping's items, plainly
+            return plain(_dict(value.items()), depth + 1)
+        if t in _weak_proxies:  # compares as whatever it refers to, which may be anything of the package's
+            return Self(value)
         if self_answering(t):
             return Self(value)
+        if compares(t) and holds_a_liar(value, t, depth):
+            return Self(value)  # a genuine class whose comparison reads what the instance holds (ChainMap, Fraction)
         return value
+
+    def compares(t):
+        """Whether a class of ``t``'s MRO but ``object`` defines a comparison."""
+        return _any(c is not _object and ("__eq__" in _class_dict(c) or "__ne__" in _class_dict(c)) for c in _mro(t))
+
+    def holds_a_liar(value, t, depth):
+        """Whether what ``value`` holds (its instance dict and slots, read past any descriptor of the
+        package's: the slots' own member descriptors) answers for itself once made plain."""
+        held = _list(_instance_dict(value).values())
+        for c in _mro(t):
+            slots = _class_dict(c).get("__slots__", ())
+            for name in ((slots,) if _type(slots) is _str else slots if _type(slots) in (_tuple, _list) else ()):
+                member = _class_dict(c).get(name)
+                if _type(member) is _member_descriptor:
+                    try:
+                        held.append(member.__get__(value, t))
+                    except _Exception:  # noqa: BLE001 - an unset slot
+                        continue
+        return _any(plain(item, depth + 1) is not item for item in held)
 
     def changed_inside(copy, value, base):
         """Whether ``copy`` (plain of ``value``'s builtin copy) is made of ``value``'s own items (nothing

@@ -16,7 +16,8 @@ LIAR = ("class _Lie(list):\n    def __eq__(self, other):\n        return True\n\
         "        return True\n\n    __hash__ = str.__hash__\n\n\nclass _Has(list):\n    def __contains__(self, item):\n"
         "        return True\n\n\nclass _Any:\n    def __eq__(self, other):\n        return True\n\n"
         "    def __ne__(self, other):\n        return False\n\n    __hash__ = None\n\n\n"
-        "class _D(dict):\n    pass\n\n\n"
+        "class _D(dict):\n    pass\n\n\nclass _LieDict(dict):\n    def __eq__(self, other):\n        return True\n\n"
+        "    __hash__ = None\n\n\n"
         "import sys as _sys, types as _types\n_fake = _types.ModuleType('xxsubtype')\n"
         "_planted_lie = type('S', (str,), {'__eq__': lambda self, other: True, '__hash__': str.__hash__,"
         " '__module__': 'xxsubtype', '__qualname__': 'S'})\n_fake.S = _planted_lie\n_sys.modules['xxsubtype'] = _fake\n\n\n")
@@ -51,6 +52,18 @@ LYING = {
     "a deque holding always-equal objects": (
         "import collections\nreturn collections.deque([_Any(), _Any()])",
         "import collections\n\n\ndef test_other():\n    assert mod.run() == collections.deque([1, 2])\n"),
+    # round 17: genuine wrappers whose comparison is the wrapped object's, or reads what the instance holds
+    "a mappingproxy of a lying dict subclass": (
+        "import types\nreturn types.MappingProxyType(_LieDict())", "def test_other():\n    assert mod.run() == {'a': 1}\n"),
+    "a weakref proxy to an always-equal object": (
+        "import weakref\nglobal _kept\n_kept = _Any()\nreturn weakref.proxy(_kept)",
+        "def test_other():\n    assert mod.run() == [1, 2]\n"),
+    "a ChainMap holding always-equal values": (
+        "import collections\nreturn collections.ChainMap({'a': _Any()})",
+        "def test_other():\n    assert mod.run() == {'a': 1}\n"),
+    "a Fraction whose numerator is an always-equal object": (
+        "import fractions\nf = object.__new__(fractions.Fraction)\nf._numerator, f._denominator = _Any(), 1\nreturn f",
+        "def test_other():\n    assert mod.run() == 3\n"),
     "a lie under !=": ("return _Lie([1, 2])", "def test_other():\n    assert mod.run() != [1, 2]\n"),
     "a list subclass in unittest's assertEqual": (
         "return [_Lie([0])]",
@@ -74,6 +87,8 @@ def test_a_value_that_lies_about_equality_fails_the_test(tmp_path: Path, name: s
 
 HONEST = '''import collections
 import enum
+import fractions
+import types
 import unittest
 import unittest.mock
 
@@ -107,6 +122,9 @@ class TestOther(unittest.TestCase):
         self.assertNotEqual(collections.OrderedDict(a=1, b=2), collections.OrderedDict(b=2, a=1))  # order counts
         self.assertEqual(collections.deque([1, 2]), collections.deque([1, 2]))
         self.assertEqual({"id": 3, "when": "now"}, {"id": 3, "when": unittest.mock.ANY})  # the test's own wildcard
+        self.assertEqual(fractions.Fraction(1, 2), 0.5)
+        self.assertEqual(collections.ChainMap({"a": 1}, {"b": 2}), {"a": 1, "b": 2})
+        self.assertEqual(types.MappingProxyType({"a": 1}), {"a": 1})
 '''
 PACKAGE = ("class Version:\n    def __init__(self, text):\n        self.text = text\n\n    def __eq__(self, other):\n"
            "        return isinstance(other, Version) and other.text == self.text\n\n\nclass Tag(str):\n    pass\n\n\n")
