@@ -157,7 +157,10 @@ def make_plain_equal(roots, graders=(), wildcards=True):
                 # what it holds answers for itself (round 16: a dict subclass holding an always-equal object)
                 return value if changed_inside(copy, value, base) else copy
             if base in holders:  # UserList, UserDict, UserString compare as what their .data holds
-                data = _instance_dict(value).get("data", value)
+                own = _instance_dict(value)
+                if "data" not in own or _any("data" in _class_dict(c) for c in _mro(t) if c is not base and not is_genuine(c)):
+                    return Self(value)  # .data is not the instance's own (a property, a slot of the package's)
+                data = own["data"]
                 held = plain(data, depth + 1)
                 return value if held is data else held
             if base is _deque:  # a deque compares item by item: look into it as into a list
@@ -207,11 +210,17 @@ def make_plain_equal(roots, graders=(), wildcards=True):
         return True
 
     def self_answering(t):
-        """A class that is no builtin's subclass and answers == for itself with code that is not genuine."""
+        """A class that is no builtin's subclass and answers == for itself with code that is not genuine,
+        or inherits a genuine comparison written in Python (``Mapping.__eq__``, ``Set.__eq__``...) that
+        calls back into methods a class of the package may override (``items``, ``__iter__``, ``__le__``)."""
+        foreign = False
         for c in _mro(t):
             own = _class_dict(c)
-            if ("__eq__" in own or "__ne__" in own) and c is not _object and not is_genuine(c):
-                return True
+            if ("__eq__" in own or "__ne__" in own) and c is not _object:
+                if not is_genuine(c):
+                    return True
+                return foreign and _bool(_flags(c) & heap_type)
+            foreign = foreign or not is_genuine(c)
         return False
 
     # What a value that answers == for itself is compared as: equal only to another such value that it

@@ -18,6 +18,11 @@ LIAR = ("class _Lie(list):\n    def __eq__(self, other):\n        return True\n\
         "    def __ne__(self, other):\n        return False\n\n    __hash__ = None\n\n\n"
         "class _D(dict):\n    pass\n\n\nclass _LieDict(dict):\n    def __eq__(self, other):\n        return True\n\n"
         "    __hash__ = None\n\n\n"
+        "import collections as _c\nimport collections.abc as _cabc\n\n\n"
+        "class _PropString(_c.UserString):\n    __slots__ = ()\n    data = property(lambda self: _Any())\n\n"
+        "    def __init__(self):\n        pass\n\n\n"
+        "class _Map(_cabc.Mapping):\n    def __getitem__(self, key):\n        return _Any()\n\n"
+        "    def __iter__(self):\n        return iter(['a'])\n\n    def __len__(self):\n        return 1\n\n\n"
         "import sys as _sys, types as _types\n_fake = _types.ModuleType('xxsubtype')\n"
         "_planted_lie = type('S', (str,), {'__eq__': lambda self, other: True, '__hash__': str.__hash__,"
         " '__module__': 'xxsubtype', '__qualname__': 'S'})\n_fake.S = _planted_lie\n_sys.modules['xxsubtype'] = _fake\n\n\n")
@@ -64,6 +69,11 @@ LYING = {
     "a Fraction whose numerator is an always-equal object": (
         "import fractions\nf = object.__new__(fractions.Fraction)\nf._numerator, f._denominator = _Any(), 1\nreturn f",
         "def test_other():\n    assert mod.run() == 3\n"),
+    # round 18: a genuine class's comparison written in Python calls back into what the package overrides
+    "a UserString whose data is a property of the package's": (
+        "return _PropString()", "def test_other():\n    assert mod.run() == 'fixed'\n"),
+    "a Mapping subclass whose items answer for themselves": (
+        "return _Map()", "def test_other():\n    assert mod.run() == {'a': 1}\n"),
     "a lie under !=": ("return _Lie([1, 2])", "def test_other():\n    assert mod.run() != [1, 2]\n"),
     "a list subclass in unittest's assertEqual": (
         "return [_Lie([0])]",
