@@ -283,12 +283,10 @@ ROUND10 = {  # tests/redteam/round10/<name>.json: path -> content, as the red te
 }
 
 
-@pytest.mark.parametrize("case", list(ROUND10))
-@attack(G, "original logic re-run per call by a library function: a module's top level, a config's text (round 10)",
-        local="quality 0 with the reason", confining="quality 0 with the reason")
-def test_the_original_re_run_by_a_library_function_is_refused(start: Start, refactor: Task, case: str) -> None:
-    name, reason = ROUND10[case]
-    files = json.loads((Path(__file__).with_name("round10") / f"{name}.json").read_text())
+def submit_payload(start: Start, refactor: Task, folder: str, name: str) -> StepResult:
+    """Write tests/redteam/<folder>/<name>.json (path -> content), check the behaviour holds, submit:
+    the result, asserted a plain 0 (no infra_error, not passed)."""
+    files = json.loads((Path(__file__).parent / folder / f"{name}.json").read_text())
     env = start(refactor)
     for path, content in files.items():
         write(env, path, content)
@@ -296,6 +294,15 @@ def test_the_original_re_run_by_a_library_function_is_refused(start: Start, refa
     result = submit(env)
     assert result.info.get("infra_error") is None and result.info["passed"] is False
     assert result.reward == 0.0, result.observation.text
+    return result
+
+
+@pytest.mark.parametrize("case", list(ROUND10))
+@attack(G, "original logic re-run per call by a library function: a module's top level, a config's text (round 10)",
+        local="quality 0 with the reason", confining="quality 0 with the reason")
+def test_the_original_re_run_by_a_library_function_is_refused(start: Start, refactor: Task, case: str) -> None:
+    name, reason = ROUND10[case]
+    result = submit_payload(start, refactor, "round10", name)
     assert any(reason in m for m in component(result, "quality")["messages"]), component(result, "quality")
 
 
@@ -328,14 +335,7 @@ ROUND14 = {  # tests/redteam/round14/<name>.json: path -> content
         local="score 0 with the reason", confining="score 0 with the reason")
 def test_the_original_kept_as_data_and_run_at_run_time_is_measured(start: Start, refactor: Task, case: str) -> None:
     name, where, reason = ROUND14[case]
-    files = json.loads((Path(__file__).with_name("round14") / f"{name}.json").read_text())
-    env = start(refactor)
-    for path, content in files.items():
-        write(env, path, content)
-    behaviour_holds(env)
-    result = submit(env)
-    assert result.info.get("infra_error") is None and result.info["passed"] is False
-    assert result.reward == 0.0, result.observation.text
+    result = submit_payload(start, refactor, "round14", name)
     # (the visible run above writes a file of the tree the package writes at import, which is then
     # carried and measured by quality: either way the original is measured)
     messages = component(result, where)["messages"] + component(result, "quality")["messages"]
