@@ -58,6 +58,7 @@ from pathlib import Path
 
 from repogym_gym.errors import JUnitParseError
 from repogym_gym.graders import judge_policy
+from repogym_gym.graders.record import read_record
 from repogym_gym.junit import JUnitReport, parse_junit_xml
 from repogym_gym.paths import default_cache_dir
 from repogym_gym.results import CommandResult
@@ -301,43 +302,6 @@ def _source_hashes(repo: Path) -> dict[str, str]:
     return found
 
 
-_OUTCOMES = ("passed", "skipped", "failed", "error")
-
-
-def _read_record(stdout: str, nonce: str) -> tuple[dict[str, object] | None, str]:
-    """The judge's nonce-framed record, and stdout without it.
-
-    None unless the record is framed exactly once and has exactly the judge's schema:
-    ``{"exit_code": int, "record": {str: one of _OUTCOMES}, "violations": [str]}`` (no other key,
-    no other type: the host trusts nothing it did not check).
-    """
-    parts = stdout.split(nonce)
-    if len(parts) != 3:
-        return None, stdout
-    try:
-        record = json.loads(parts[1])
-    except (ValueError, RecursionError):  # JSONDecodeError, or an int past the conversion limit
-        return None, stdout
-    rest = parts[0] + parts[2]
-    if not isinstance(record, dict) or not {"exit_code", "record", "violations"} <= set(record) <= _RECORD_KEYS:
-        return None, rest
-    outcomes, violations, code = record["record"], record["violations"], record["exit_code"]
-    if type(code) is not int or not isinstance(outcomes, dict) or not isinstance(violations, list):
-        return None, rest
-    if not all(type(k) is str and v in _OUTCOMES for k, v in outcomes.items()) or not all(type(v) is str for v in violations):
-        return None, rest
-    for key in ("compiled", "unmeasured", "generated"):
-        texts = record.setdefault(key, [])
-        if not isinstance(texts, list) or not all(type(t) is str for t in texts):
-            return None, rest
-    return record, rest
-
-
-#: The judge's record: exit code, outcomes, violations, and the run-time code (texts compiled below
-#: a frame of the submission; what could not be measured) for the quality limits.
-_RECORD_KEYS = frozenset(("exit_code", "record", "violations", "compiled", "unmeasured", "generated"))
-
-
 @dataclass(frozen=True)
 class TestRun:
     """One test run and the verdict on whether it counts.
@@ -550,7 +514,7 @@ def run_tests(
             _drop_tree_bytecode(repo)
     record = None
     if nonce:
-        record, stdout = _read_record(result.stdout, nonce)
+        record, stdout = read_record(result.stdout, nonce)
         result = result.model_copy(update={"stdout": stdout})
     if result.timed_out:
         return TestRun(result, None, f"the test run timed out after {timeout_s:g} s", sentinel_id, junit)

@@ -22,7 +22,8 @@ import pytest
 import yaml
 
 from repogym_gym.graders import judge_code, judge_ledger, judge_namespaces, judge_policy, judge_statements, judge_values
-from repogym_gym.graders.testrun import POLICY_SCRIPTS, RUNNER_SCRIPT, _read_record
+from repogym_gym.graders.record import read_record as _read_record
+from repogym_gym.graders.testrun import POLICY_SCRIPTS, RUNNER_SCRIPT
 from repogym_gym.pyenv import ensure_env
 
 REALCODE_RECIPE = Path(__file__).resolve().parents[2] / "task_suites" / "realcode" / "recipe.yaml"
