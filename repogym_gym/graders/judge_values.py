@@ -1,35 +1,56 @@
-"""Equality as builtin values: a test's ``==`` on data is not answered by a class of the code under test
-(part of the judge, copied beside the runner; standard library only).
+"""Comparisons as builtin values: a test's ``==``, ``<``, ``in``... on data is not answered by a class
+of the code under test (part of the judge, copied beside the runner; standard library only).
 
 A package can return a ``list`` (``str``, ``int``...) subclass whose ``__eq__`` is always True, and
 every ``assert got == want`` and ``assertEqual(got, want)`` of a mined test suite passes with the
 bug in place (red-team round 14: 1.0 on tabulate and more-itertools tasks, whose tests compare
-with plain ``==``). Where the design compares perf results as builtins (:mod:`canon`), the tests'
-equality now is too: an equality that held must also hold between the *builtin values* of both
-sides, where a value of a builtin type's subclass whose comparison is its own (a class that is not
-a genuine class of the interpreter's installation defines ``__eq__`` or ``__ne__``) is replaced by
-the exact builtin copy (``list.copy``, ``str`` slicing, ``int.__pos__``...), recursively through
-lists, tuples, dicts, sets. Copies are made by the builtin types' own C methods, so nothing of the
-code under test runs while the copy is made. Values of other classes (a package's own type with an
-``__eq__``) are compared as they are; namedtuples, ``Counter`` and enums keep their own equality.
+with plain ``==``); an ``int`` subclass whose ``__ge__`` is always True passes ``assert n >= 3``.
+Where the design compares perf results as builtins (:mod:`canon`), the tests' comparisons are too.
+
+The rule: a comparison that a test makes is decided between the **canonical forms** of both sides,
+where a value's canonical form is
+
+- an exact ``str``, ``bytes``, ``int``, ``float``, ``complex``, ``bool`` or ``None``: itself;
+- an exact ``list``, ``tuple``, ``dict``, ``set``, ``frozenset``: the same container of its items'
+  forms (itself if no item changed);
+- a subclass of one of those: its exact builtin copy (``list.copy``, ``str`` slicing,
+  ``int.__pos__``..., the builtin types' own C methods, so no code of the task runs) made canonical,
+  if a class of its MRO that is not genuine (below) defines a comparison, a hash, iteration, length
+  or item access, or if an item's form differs; otherwise itself (namedtuples, ``Counter``, enums keep
+  their own comparisons);
+- a ``UserList``, ``UserDict``, ``UserString``, ``deque``, ``SimpleNamespace`` or ``mappingproxy``:
+  the form of what it holds (its own instance ``data``, items, attributes), a placeholder if its
+  ``data`` is not instance data;
+- any other value: itself if its class is genuine and nothing it holds (instance dict, slots) has a
+  different form, else a **placeholder** (also for a ``weakref.proxy``), which is equal to and ordered
+  against only another placeholder, by the package's own comparison of the two values, and never
+  equal to builtin data (ordering against it is a ``TypeError``).
+
+A class is *genuine* if it is a C type, or a module that existed when the runner started (or one
+loaded from a file of the installation or of the grader) names it, and every comparison method it
+defines is code of that file named as that class's; a genuine comparison written in Python inherited
+below a class of the package (``Mapping.__eq__``) is the package's. ``mock.ANY`` is genuine only if
+the grader's files use it.
 
 Used in two places, both set up by the runner before any code of the task runs: after pytest's
-assertion rewriting, every ``a == b`` and ``a != b`` of a grader file (an assertion's, a helper's
-like ``same()``'s; support modules like ``common.py`` are rewritten too) becomes a call that
-decides it (:func:`plain_comparisons`); and unittest's ``assertEqual`` family.
+assertion rewriting, every single comparison of a grader file (an assertion's, a helper's like
+``same()``'s; support modules like ``common.py`` are rewritten too) becomes a call that decides it
+(:func:`plain_comparisons`); and unittest's comparing assertions (:func:`unittest_methods`).
 """
 
 import sys
 
 
-def make_plain_equal(roots, graders=(), wildcards=True):
-    """``(plain_equal, judge_eq, judge_ne, judge_in, judge_not_in)``: ``plain_equal(left, right, equal=True) -> bool`` is False
-    only when the builtin values of both sides disagree with the comparison having held;
-    ``judge_eq``/``judge_ne`` are ``==``/``!=`` decided on builtin values when a side answered for
-    one. ``roots``: absolute directories of the interpreter's installation, ``graders``: absolute paths
-    of the grader's files (classes defined in either keep their own equality); ``wildcards``: whether
-    the grader's files use ``mock.ANY`` themselves (if not, a value equal to anything is the package's
-    doing: round 16 returned ``mock.ANY`` from the code under test)."""
+def make_comparisons(roots, graders=(), wildcards=True):
+    """``(plain_values, comparisons)``. ``plain_values(left, right) -> (a, b)``: both sides as the
+    builtin values they compare as (the module's rule); ``comparisons``: ``{"judge_eq": ..., "judge_ne",
+    "judge_lt", "judge_le", "judge_gt", "judge_ge", "judge_in", "judge_not_in"}``, each
+    ``(left, right) -> result`` of that comparison, decided on the builtin values when a side answered
+    for one (a placeholder against builtin data: ``==`` False, ``<`` a ``TypeError``). ``roots``:
+    absolute directories of the interpreter's installation, ``graders``: absolute paths of the grader's
+    files (classes defined in either keep their own comparisons); ``wildcards``: whether the grader's
+    files use ``mock.ANY`` themselves (if not, a value equal to anything is the package's doing: round
+    16 returned ``mock.ANY`` from the code under test)."""
     _type, _str, _bytes, _tuple, _list, _dict, _set, _frozenset, _slice, _any, _bool, _zip = (
         type, str, bytes, tuple, list, dict, set, frozenset, slice, any, bool, zip)
     _qualname, _id, _type_type, _object = type.__dict__["__qualname__"].__get__, id, type, object
@@ -72,8 +93,10 @@ def make_plain_equal(roots, graders=(), wildcards=True):
             return {}
         return found if _type(found) is _dict else {}
     genuine = {}  # id(class) -> (class, whether it is a class of the interpreter's installation)
-    # what a subclass can answer for its builtin value in a comparison or a membership test
-    answers = ("__eq__", "__ne__", "__contains__", "__hash__", "__iter__", "__len__", "__getitem__")
+    # the comparisons a test decides on builtin values, and what a subclass can answer for its
+    # builtin value in a comparison or a membership test
+    orders = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__")
+    answers = (*orders, "__contains__", "__hash__", "__iter__", "__len__", "__getitem__")
 
     def is_genuine(cls):
         """``cls`` is what a module's namespace names it, that module is one the interpreter had when
@@ -182,8 +205,8 @@ def make_plain_equal(roots, graders=(), wildcards=True):
         return value
 
     def compares(t):
-        """Whether a class of ``t``'s MRO but ``object`` defines a comparison."""
-        return _any(c is not _object and ("__eq__" in _class_dict(c) or "__ne__" in _class_dict(c)) for c in _mro(t))
+        """Whether a class of ``t``'s MRO but ``object`` defines a comparison (equality or order)."""
+        return _any(c is not _object and _any(name in _class_dict(c) for name in orders) for c in _mro(t))
 
     def holds_a_liar(value, t, depth):
         """Whether what ``value`` holds (its instance dict and slots, read past any descriptor of the
@@ -210,13 +233,13 @@ def make_plain_equal(roots, graders=(), wildcards=True):
         return True
 
     def self_answering(t):
-        """A class that is no builtin's subclass and answers == for itself with code that is not genuine,
+        """A class that is no builtin's subclass and answers a comparison (``==``, ``<``...) for itself with code that is not genuine,
         or inherits a genuine comparison written in Python (``Mapping.__eq__``, ``Set.__eq__``...) that
         calls back into methods a class of the package may override (``items``, ``__iter__``, ``__le__``)."""
         foreign = False
         for c in _mro(t):
             own = _class_dict(c)
-            if ("__eq__" in own or "__ne__" in own) and c is not _object:
+            if c is not _object and _any(name in own for name in orders):
                 if not is_genuine(c):
                     return True
                 return foreign and _bool(_flags(c) & heap_type)
@@ -239,67 +262,67 @@ def make_plain_equal(roots, graders=(), wildcards=True):
             return _NotImplemented
         return not _bool(self.value == other.value)
 
+    def self_order(compare):
+        def order(self, other):  # ordered only against another such value, by the package's own order
+            if _type(other) is not Self:
+                return _NotImplemented  # against builtin data: neither side answers, a TypeError
+            return _bool(compare(self.value, other.value))
+        return order
+
     def self_hash(self):
         return 0
 
     def self_repr(self):
         return "<a value that compares itself>"
 
-    Self = _type_type("Self", (), {"__slots__": ("value",), "__module__": "judge_values", "__init__": self_init,
-                                   "__eq__": self_eq, "__ne__": self_ne, "__hash__": self_hash, "__repr__": self_repr})
+    import operator as _operator
 
-    def plain_equal(left, right, equal=True):
-        """Whether the builtin values agree with ``left == right`` having held (``equal``) or with
-        ``left != right`` having held (not ``equal``); True when neither side answered for a builtin value."""
-        try:
+    Self = _type_type("Self", (), {"__slots__": ("value",), "__module__": "judge_values", "__init__": self_init,
+                                   "__eq__": self_eq, "__ne__": self_ne, "__hash__": self_hash, "__repr__": self_repr,
+                                   "__lt__": self_order(_operator.lt), "__le__": self_order(_operator.le),
+                                   "__gt__": self_order(_operator.gt), "__ge__": self_order(_operator.ge)})
+
+    def plain_values(left, right):
+        """``(left, right)`` as the builtin values they compare as (each side itself where it answered for
+        nothing). Raises what the package's code raised while its values were read (a failing ``__iter__``)."""
+        return plain(left, 0), plain(right, 0)
+
+    def judged(compare, name):
+        def comparison(left, right):
             a, b = plain(left, 0), plain(right, 0)
             if a is left and b is right:
-                return True  # nothing answered for a builtin value: the comparison that held stands
-            return _bool(a == b) if equal else _bool(a != b)
-        except _Exception:  # noqa: BLE001 - builtin values that cannot be compared do not agree
-            return False
+                return compare(left, right)  # nothing answered for a builtin value: the comparison as written
+            return compare(a, b)
 
-    def judge_eq(left, right):
-        """``left == right``, or the builtin values' equality if a side answered for a builtin value."""
-        a, b = plain(left, 0), plain(right, 0)
-        if a is left and b is right:
-            return left == right
-        return a == b
+        comparison.__name__ = comparison.__qualname__ = name
+        comparison.__doc__ = f"``{name}(left, right)``: the comparison, decided on builtin values if a side answered for one."
+        return comparison
 
-    def judge_ne(left, right):
-        """``left != right``, or the builtin values' inequality if a side answered for a builtin value."""
-        a, b = plain(left, 0), plain(right, 0)
-        if a is left and b is right:
-            return left != right
-        return a != b
-
-    def judge_in(item, container):
-        """``item in container``, or the builtin values' membership if a side answered for a builtin value."""
-        a, b = plain(item, 0), plain(container, 0)
-        if a is item and b is container:
-            return item in container
-        return a in b
-
-    def judge_not_in(item, container):
-        return not judge_in(item, container)
-
-    return plain_equal, judge_eq, judge_ne, judge_in, judge_not_in
+    comparisons = {
+        "judge_eq": judged(_operator.eq, "judge_eq"), "judge_ne": judged(_operator.ne, "judge_ne"),
+        "judge_lt": judged(_operator.lt, "judge_lt"), "judge_le": judged(_operator.le, "judge_le"),
+        "judge_gt": judged(_operator.gt, "judge_gt"), "judge_ge": judged(_operator.ge, "judge_ge"),
+        "judge_in": judged(lambda item, container: item in container, "judge_in"),
+        "judge_not_in": judged(lambda item, container: item not in container, "judge_not_in"),
+    }
+    return plain_values, comparisons
 
 
 def plain_comparisons(tree, ast):
-    """Rewrite the (pytest-rewritten) module ``tree`` in place: every ``a == b`` / ``a != b`` of the
-    grader's code (an assertion's, a helper's such as ``same()``'s) becomes ``@judge_eq(a, b)`` /
-    ``@judge_ne(a, b)``, and ``in`` / ``not in`` ``@judge_in`` / ``@judge_not_in``, imported beside
-    pytest's own helpers. The operands are evaluated once, in
+    """Rewrite the (pytest-rewritten) module ``tree`` in place: every single comparison ``a OP b`` of
+    the grader's code (an assertion's, a helper's such as ``same()``'s), OP one of ``== != < <= > >= in
+    not in``, becomes a call ``@judge_eq(a, b)``, ``@judge_ne``, ``@judge_lt``, ``@judge_le``,
+    ``@judge_gt``, ``@judge_ge``, ``@judge_in``, ``@judge_not_in``, imported beside pytest's own helpers. The operands are evaluated once, in
     the same order; the result is the comparison's, unless a side answered for a builtin value, when
-    it is the builtin values' (see :func:`make_plain_equal`). Returns ``tree``."""
+    it is the builtin values' (see :func:`make_comparisons`). Returns ``tree``."""
     body = tree.body
     at = next((i for i, node in enumerate(body) if isinstance(node, ast.Import)
                and any(a.asname == "@pytest_ar" for a in node.names)), None)
     if at is None:
         return tree  # pytest rewrote nothing here (no assert): the file is compared as it is
 
-    helpers = {ast.Eq: "@judge_eq", ast.NotEq: "@judge_ne", ast.In: "@judge_in", ast.NotIn: "@judge_not_in"}
+    helpers = {ast.Eq: "@judge_eq", ast.NotEq: "@judge_ne", ast.Lt: "@judge_lt", ast.LtE: "@judge_le",
+               ast.Gt: "@judge_gt", ast.GtE: "@judge_ge", ast.In: "@judge_in", ast.NotIn: "@judge_not_in"}
 
     class Comparisons(ast.NodeTransformer):
         def visit_Compare(self, node):  # noqa: N802 - ast's name
@@ -330,24 +353,37 @@ def _place(new, old):
     new.end_col_offset = getattr(old, "end_col_offset", None) or new.col_offset
 
 
-def unittest_methods(plain_equal):
-    """{name: wrapper factory}: unittest's equality assertions also require the builtin values to agree."""
+def unittest_methods(plain_values):
+    """{name: wrapper factory} for unittest's assertions that compare two values (the ``assertEqual``
+    family, ``assertNotEqual``, ``assertAlmostEqual``, ``assertNotAlmostEqual``, ``assertCountEqual``,
+    ``assertIn``, ``assertNotIn``, ``assertLess``, ``assertLessEqual``, ``assertGreater``,
+    ``assertGreaterEqual``): the assertion runs as written, then, where a side answered for a builtin
+    value, once more on the builtin values (``plain_values``); any error of that second run but the
+    case's ``failureException`` is one too ("not comparable as builtin values")."""
 
-    def checked(original, equal):
+    def checked(original):
         def method(self, first, second, *args, **kwargs):
             original(self, first, second, *args, **kwargs)
-            if not plain_equal(first, second, equal):
+            try:
+                a, b = plain_values(first, second)
+                if a is first and b is second:
+                    return  # nothing answered for a builtin value: the assertion as written stands
+                original(self, a, b, *args, **kwargs)
+            except self.failureException as error:
+                raise self.failureException(f"{error} (compared as builtin values)") from None
+            except Exception:  # noqa: BLE001 - e.g. a placeholder ordered against builtin data
                 raise self.failureException(
-                    f"{_short(first)} {'!=' if equal else '=='} {_short(second)} (compared as builtin values)")
+                    f"{_short(first)} and {_short(second)} are not comparable as builtin values") from None
 
         for attribute in ("__name__", "__qualname__", "__doc__"):
             setattr(method, attribute, getattr(original, attribute))
         return method
 
     names = ("assertEqual", "assertListEqual", "assertTupleEqual", "assertDictEqual", "assertSetEqual",
-             "assertSequenceEqual", "assertMultiLineEqual")
-    return {**{name: (lambda original: checked(original, True)) for name in names},
-            "assertNotEqual": lambda original: checked(original, False)}
+             "assertSequenceEqual", "assertMultiLineEqual", "assertNotEqual", "assertAlmostEqual",
+             "assertNotAlmostEqual", "assertCountEqual", "assertIn", "assertNotIn", "assertLess",
+             "assertLessEqual", "assertGreater", "assertGreaterEqual")
+    return {name: checked for name in names}
 
 
 def _short(value):
@@ -359,13 +395,14 @@ def _short(value):
 
 
 #: Bound when the runner installs them (``install``); the rewritten grader modules import these names.
-plain_equal = judge_eq = judge_ne = judge_in = judge_not_in = None
+plain_values = judge_eq = judge_ne = judge_lt = judge_le = judge_gt = judge_ge = judge_in = judge_not_in = None
 
 
 def install(roots, graders=(), wildcards=True):
-    """Bind :data:`plain_equal` and the comparisons (``judge_eq``, ``judge_ne``, ``judge_in``,
-    ``judge_not_in``) for ``roots`` (the interpreter's installation) and ``graders`` (the grader's
-    files); returns ``plain_equal``."""
-    global plain_equal, judge_eq, judge_ne, judge_in, judge_not_in
-    plain_equal, judge_eq, judge_ne, judge_in, judge_not_in = make_plain_equal(roots, graders, wildcards)
-    return plain_equal
+    """Bind :data:`plain_values` and the comparisons (``judge_eq``, ``judge_ne``, ``judge_lt``,
+    ``judge_le``, ``judge_gt``, ``judge_ge``, ``judge_in``, ``judge_not_in``) for ``roots`` (the
+    interpreter's installation) and ``graders`` (the grader's files); returns ``plain_values``."""
+    global plain_values
+    plain_values, comparisons = make_comparisons(roots, graders, wildcards)
+    globals().update(comparisons)
+    return plain_values

@@ -238,9 +238,9 @@ def _wrap_test_import():
 
 
 def _wrap_equality(selection):
-    """A test's ``==``/``!=`` on data is decided on builtin values where a side answered for one
-    (``judge_values``): every comparison of a grader file, after pytest's assertion rewriting
-    (support modules are rewritten too), and unittest's ``assertEqual`` family."""
+    """A test's comparisons of data (``== != < <= > >= in not in``) are decided on builtin values where
+    a side answered for one (``judge_values``): every comparison of a grader file, after pytest's
+    assertion rewriting (support modules are rewritten too), and unittest's comparing assertions."""
     import ast
     from unittest import TestCase
 
@@ -249,7 +249,7 @@ def _wrap_equality(selection):
 
     graders = {os.path.realpath(os.path.join(selection["tree"], rel)) for rel in selection["grader_files"]}
     wildcards = selection.get("wildcards", True)  # whether a grader file uses mock.ANY itself (read in _arm)
-    plain_equal = judge_values.install(_roots(selection["tree"]), graders | {os.path.join(selection["tree"], rel)
+    plain_values = judge_values.install(_roots(selection["tree"]), graders | {os.path.join(selection["tree"], rel)
                                                                               for rel in selection["grader_files"]},
                                        wildcards)
     original = rewrite.rewrite_asserts
@@ -271,7 +271,7 @@ def _wrap_equality(selection):
         return name.rsplit(".", 1)[-1] not in stems and bailout(self, name, state)
 
     hook._should_rewrite, hook._early_rewrite_bailout = _should_rewrite, _early_rewrite_bailout
-    for name, wrap in judge_values.unittest_methods(plain_equal).items():
+    for name, wrap in judge_values.unittest_methods(plain_values).items():
         setattr(TestCase, name, wrap(vars(TestCase)[name]))
 
 

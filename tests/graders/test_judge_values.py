@@ -1,6 +1,7 @@
-"""Equality as builtin values (judge_values): a test's == on data is not answered by a class of the
-code under test. Red-team round 14 scored 1.0 on tabulate and more-itertools tasks by returning
-list/str subclasses whose __eq__ is always True; each such value now compares as its builtin copy."""
+"""Comparisons as builtin values (judge_values): a test's ==, <, in... on data is not answered by a
+class of the code under test. Red-team round 14 scored 1.0 on tabulate and more-itertools tasks by
+returning list/str subclasses whose __eq__ is always True; each such value now compares as its
+builtin copy, and a value of the package's own class that answers for itself as a placeholder."""
 
 from __future__ import annotations
 
@@ -23,10 +24,13 @@ LIAR = ("class _Lie(list):\n    def __eq__(self, other):\n        return True\n\
         "    def __init__(self):\n        pass\n\n\n"
         "class _Map(_cabc.Mapping):\n    def __getitem__(self, key):\n        return _Any()\n\n"
         "    def __iter__(self):\n        return iter(['a'])\n\n    def __len__(self):\n        return 1\n\n\n"
+        "class _Order:\n    def __lt__(self, other):\n        return True\n\n    __le__ = __gt__ = __ge__ = __lt__\n\n\n"
+        "class _OrderInt(int):\n    def __ge__(self, other):\n        return True\n\n    __gt__ = __le__ = __lt__ = __ge__\n\n\n"
         "import sys as _sys, types as _types\n_fake = _types.ModuleType('xxsubtype')\n"
         "_planted_lie = type('S', (str,), {'__eq__': lambda self, other: True, '__hash__': str.__hash__,"
         " '__module__': 'xxsubtype', '__qualname__': 'S'})\n_fake.S = _planted_lie\n_sys.modules['xxsubtype'] = _fake\n\n\n")
 
+UT = "import unittest\n\n\nclass TestOther(unittest.TestCase):\n    def test_other(self):\n"
 LYING = {
     "a list subclass in a plain assert": ("return _Lie([9])", "def test_other():\n    assert mod.run() == [1, 2]\n"),
     "a str subclass, reflected (want == got)": ("return _LieStr('bug')", "def test_other():\n    assert 'fixed' == mod.run()\n"),
@@ -75,6 +79,16 @@ LYING = {
     "a Mapping subclass whose items answer for themselves": (
         "return _Map()", "def test_other():\n    assert mod.run() == {'a': 1}\n"),
     "a lie under !=": ("return _Lie([1, 2])", "def test_other():\n    assert mod.run() != [1, 2]\n"),
+    # the orders: a package value that is always less (greater...), an int subclass always >= anything
+    "a plain class that orders itself under <": ("return _Order()", "def test_other():\n    assert mod.run() < 3\n"),
+    "an int subclass under >=": ("return _OrderInt(1)", "def test_other():\n    assert mod.run() >= 3\n"),
+    "a float-like liar in unittest's assertAlmostEqual": (
+        "return _Any()", UT + "        self.assertAlmostEqual(mod.run(), 0.5)\n"),
+    "lying items in unittest's assertCountEqual": (
+        "return [_Any(), _Any()]", UT + "        self.assertCountEqual(mod.run(), [1, 2])\n"),
+    "a container that answers unittest's assertIn": ("return _Has([1])", UT + "        self.assertIn(5, mod.run())\n"),
+    "an int subclass in unittest's assertGreater": (
+        "return _OrderInt(1)", UT + "        self.assertGreater(mod.run(), 3)\n"),
     "a list subclass in unittest's assertEqual": (
         "return [_Lie([0])]",
         "import unittest\n\n\nclass TestOther(unittest.TestCase):\n    def test_other(self):\n"
@@ -124,6 +138,12 @@ def test_runs():
     assert mod.Version("1.0") == AlwaysEquals() and not mod.Version("1.0") == object()
 
 
+def test_order():
+    assert mod.Version("1.0") < mod.Version("2.0") and not mod.Version("2.0") < mod.Version("1.0")
+    assert 1 < 2 <= 2 and "b" > "a" and (1, 2) >= (1, 1) and fractions.Fraction(1, 3) < 0.5
+    assert sorted([mod.Version("2"), mod.Version("1")])[0] == mod.Version("1") and Color.RED < 2
+
+
 class TestOther(unittest.TestCase):
     def test_other(self):
         self.assertEqual([Point(1, 2)], [(1, 2)])
@@ -135,14 +155,20 @@ class TestOther(unittest.TestCase):
         self.assertEqual(fractions.Fraction(1, 2), 0.5)
         self.assertEqual(collections.ChainMap({"a": 1}, {"b": 2}), {"a": 1, "b": 2})
         self.assertEqual(types.MappingProxyType({"a": 1}), {"a": 1})
+        self.assertAlmostEqual(fractions.Fraction(1, 3), 0.3333333)
+        self.assertCountEqual([Point(1, 2), 3], [3, (1, 2)])
+        self.assertIn(mod.Tag("x"), ["x"])
+        self.assertLess(mod.Version("1.0"), mod.Version("2.0"))
 '''
 PACKAGE = ("class Version:\n    def __init__(self, text):\n        self.text = text\n\n    def __eq__(self, other):\n"
-           "        return isinstance(other, Version) and other.text == self.text\n\n\nclass Tag(str):\n    pass\n\n\n")
+           "        return isinstance(other, Version) and other.text == self.text\n\n    def __lt__(self, other):\n"
+           "        return self.text < other.text\n\n\nclass Tag(str):\n    pass\n\n\n")
 
 
 def test_honest_equality_of_a_package_s_own_types_and_the_standard_library_s_is_kept(tmp_path: Path) -> None:
     record, output = judge(tmp_path, "pass", test_file=HONEST, prelude=PACKAGE,
-                           ids=["tests/test_x.py::test_runs", "tests/test_x.py::TestOther::test_other"])
+                           ids=["tests/test_x.py::test_runs", "tests/test_x.py::test_order",
+                                "tests/test_x.py::TestOther::test_other"])
     assert record is not None, output
     assert record["violations"] == [], record["violations"]
     assert set(record["record"].values()) == {"passed"}, output
