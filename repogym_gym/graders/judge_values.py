@@ -30,7 +30,14 @@ A class is *genuine* if it is a C type, or a module that existed when the runner
 loaded from a file of the installation or of the grader) names it, and every comparison method it
 defines is code of that file named as that class's; a genuine comparison written in Python inherited
 below a class of the package (``Mapping.__eq__``) is the package's. ``mock.ANY`` is genuine only if
-the grader's files use it.
+the grader's files use it. A genuine comparison reads what its class serves, so a class of the
+installation must also be *whole*: its bases genuine (or made by the same file, a namedtuple's),
+every function, static or class method and property accessor it holds code of the installation, and
+no value it holds of a class of the package that serves attributes or compares; and *unchanged*
+since it was judged (its MRO, every entry of its dict, and every function, class and module its
+module names, with no builtin newly shadowed there). Red-team round 19: a ``Fraction`` whose slots
+the package made properties, or a ``fractions.Fraction`` replaced by a subclass that borrows its
+``__eq__``, scored the lying test as passed.
 
 Used in two places, both set up by the runner before any code of the task runs: after pytest's
 assertion rewriting, every single comparison of a grader file (an assertion's, a helper's like
@@ -73,7 +80,12 @@ def make_comparisons(roots, graders=(), wildcards=True):
     _staticmethod, _classmethod = staticmethod, classmethod
     c_methods = frozenset((_type(object.__eq__), _type(list.copy), _type(len), _type(None)))  # slot wrappers, C methods
     installed = {_id(m): m for m in list(sys.modules.values())}  # before any code of the task ran
-    _all, _len, _getattribute = all, len, object.__getattribute__
+    _all, _len, _getattribute, _map, _property = all, len, object.__getattribute__, map, property
+    import operator as _operator
+
+    _is = _operator.is_
+    _bases = type.__dict__["__bases__"].__get__
+    _fget, _fset, _fdel = property.__dict__["fget"].__get__, property.__dict__["fset"].__get__, property.__dict__["fdel"].__get__
     import collections as _collections
 
     holders = frozenset((_collections.UserList, _collections.UserDict, _collections.UserString))
@@ -93,23 +105,55 @@ def make_comparisons(roots, graders=(), wildcards=True):
             return {}
         return found if _type(found) is _dict else {}
     genuine = {}  # id(class) -> (class, whether it is a class of the interpreter's installation)
+    snapshots = {}  # id(class) -> (class, MRO, its dict's values, its module's namespace and its values) when judged
     # the comparisons a test decides on builtin values, and what a subclass can answer for its
     # builtin value in a comparison or a membership test
     orders = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__")
     answers = (*orders, "__contains__", "__hash__", "__iter__", "__len__", "__getitem__")
+    constructors = frozenset(("__new__", "__init__", "__init_subclass__", "__class_getitem__", "__subclasshook__"))
+    import builtins as _builtins_module
+
+    builtin_names = frozenset(k for k in _module_dict(_builtins_module) if not k.startswith("__"))
+    code_types = frozenset((_FunctionType, _ModuleType, _type(len)))
+    _missing = object()
+
+    pending, made = {}, []  # classes being judged (a class's data may be of a class that refers back); verdicts made
 
     def is_genuine(cls):
         """``cls`` is what a module's namespace names it, that module is one the interpreter had when
         the runner started or one loaded from a file of the installation or of the grader, and each
         comparison method it defines is code of that file, named as that class's (a class of the
-        submission that borrows a trusted function, or names a module it planted, is not)."""
+        submission that borrows a trusted function, or names a module it planted, is not).
+
+        A class met again while it is judged (``ipaddress``'s networks hold constants of their own
+        kind) counts as genuine for that round; when a class is then found not genuine, every
+        verdict made since it was begun is forgotten, so none rests on that assumption."""
         found = genuine.get(_id(cls))
         if found is not None and found[0] is cls:
+            if found[1] and not unchanged(cls):  # changed since it was judged (round 19: a slot made a property)
+                genuine[_id(cls)] = (cls, False)
+                return False
             return found[1]
-        if not _flags(cls) & heap_type:  # a C type (OrderedDict, deque): only the interpreter makes those
-            genuine[_id(cls)] = (cls, True)
+        if pending.get(_id(cls)) is cls:
             return True
-        genuine[_id(cls)] = (cls, False)
+        pending[_id(cls)], begun = cls, _len(made)
+        try:
+            verdict = judge(cls)
+        finally:
+            del pending[_id(cls)]
+        if not verdict:
+            for key in made[begun:]:
+                if genuine.get(key, (None, False))[1]:
+                    del genuine[key]
+            del made[begun:]
+        genuine[_id(cls)] = (cls, verdict)
+        made.append(_id(cls))
+        return verdict
+
+    def judge(cls):
+        """The checks of :func:`is_genuine` for a class not judged yet."""
+        if not _flags(cls) & heap_type:  # a C type (OrderedDict, deque): only the interpreter makes those
+            return True
         own = _class_dict(cls)
         name, qualname = own.get("__module__"), _qualname(cls)
         module = _modules.get(name) if _type(name) is _str else None
@@ -142,8 +186,96 @@ def make_comparisons(roots, graders=(), wildcards=True):
                     return False
             elif t not in c_methods:
                 return False  # a bound method, a partial, an object with __call__: not the class's own
-        genuine[_id(cls)] = (cls, True)
+        if filename not in graders and not whole(cls, own, filename):
+            return False
+        snapshots[_id(cls)] = (cls, _mro(cls), _tuple(own.values()), namespace, code_of(namespace))
         return True
+
+    def installation_code(value, filename):
+        """Whether ``value`` is a function whose code is of ``filename`` or of another file of the
+        installation (``functools.total_ordering``'s, ``enum``'s), or a C function or slot wrapper."""
+        if _type(value) in c_methods:
+            return True
+        if _type(value) is not _FunctionType:
+            return False
+        where = value.__code__.co_filename
+        return _type(where) is _str and (where == filename or where.startswith("<frozen ")
+                                        or _any(where.startswith(r) for r in roots))
+
+    def c_made(value):
+        """Whether ``value`` is an object of a genuine type whose wrapped function, if any, is of the installation
+        (``lru_cache``'s wrapper, an ``attrgetter``: what the installation's own properties are made of)."""
+        if _type(value) is _FunctionType or not is_genuine(_type(value)):
+            return False
+        wrapped = _instance_dict(value).get("__wrapped__")
+        return wrapped is None or installation_code(wrapped, "")
+
+    def whole(cls, own, filename):
+        """Whether everything a class of the installation is made of is the installation's: each base is
+        genuine, each function it holds (a method, a static or class method's, a property's accessor, a
+        descriptor's, such as ``cached_property``'s) is code of the installation, and each other value it
+        holds is its own canonical form (nothing in it answers for itself) or of the class itself (an
+        enum's members). A genuine
+        comparison reads what the class serves (round 19: a module's class replaced by one built of its
+        own comparison functions and a property of the package's; a class of a grader file may subclass
+        the package's and is not looked into)."""
+        for base in _bases(cls):  # a namedtuple's base is not what its module names it, but is made of the same file
+            if not is_genuine(base) and not (_class_dict(base).get("__module__") == own.get("__module__")
+                                             and whole(base, _class_dict(base), filename)):
+                return False
+        mro = _mro(cls)
+        for key, value in _list(own.items()):
+            if key in constructors:
+                continue  # makes instances, whose state is judged as data (a namedtuple's __new__ is eval'd)
+            t = _type(value)
+            if t is _staticmethod or t is _classmethod:
+                value, t = value.__func__, _type(value.__func__)
+            if t is _FunctionType or t in c_methods:
+                if not installation_code(value, filename):
+                    return False
+            elif _property in _mro(t):
+                for accessor in (_fget(value), _fset(value), _fdel(value)):
+                    if accessor is not None and not installation_code(accessor, filename) and not c_made(accessor):
+                        return False
+            elif t not in mro:  # data: nothing in it answers for itself (an enum's members are its own)
+                if serves(t):
+                    return False
+                for held in _list(_instance_dict(value).values()):  # cached_property.func, partialmethod.func
+                    if _type(held) is _FunctionType and not installation_code(held, filename):
+                        return False
+        return True
+
+    def serves(t):
+        """Whether a class not of the installation in ``t``'s MRO defines how an attribute is served
+        (``__get__``) or how its values compare: what a class-level value of that type could answer for."""
+        if is_genuine(t):
+            return False
+        for c in _mro(t):
+            d = _class_dict(c)
+            if (d.get("__get__") is not None or _any(d.get(k) is not None for k in orders)) and not is_genuine(c):
+                return True
+        return False
+
+    def unchanged(cls):
+        """Whether a class judged genuine is as it was then: the same MRO, each entry of its dict the
+        same object, and each entry of its module's namespace (a genuine method reads its globals)."""
+        snap = snapshots.get(_id(cls))
+        if snap is None or snap[0] is not cls:
+            return True  # a C type, or a class of a grader file: nothing of the installation to keep
+        _, mro, values, namespace, code = snap
+        now = _tuple(_class_dict(cls).values())
+        if _mro(cls) is not mro or _len(now) != _len(values) or not _all(_map(_is, now, values)):
+            return False
+        held, shadows = code
+        return _all(namespace.get(k, _missing) is v for k, v in _list(held.items())) and not _any(
+            k in builtin_names and k not in shadows for k in _list(namespace))
+
+    def code_of(namespace):
+        """What of a module's namespace its code calls: each function, class and module it holds (one
+        swapped later is a different callee), and the names it holds that shadow a builtin (one added
+        later, ``fractions.isinstance = ...``, would be what its code calls instead)."""
+        held = {k: v for k, v in _list(namespace.items()) if _type(v) in code_types or _type_type in _mro(_type(v))}
+        return held, _frozenset(k for k in _list(namespace) if k in builtin_names)
 
     def own_equality(t, base):
         """Whether a class of ``t``'s MRO before ``base`` defines its own comparison, and is not the installation's."""
@@ -274,8 +406,6 @@ def make_comparisons(roots, graders=(), wildcards=True):
 
     def self_repr(self):
         return "<a value that compares itself>"
-
-    import operator as _operator
 
     Self = _type_type("Self", (), {"__slots__": ("value",), "__module__": "judge_values", "__init__": self_init,
                                    "__eq__": self_eq, "__ne__": self_ne, "__hash__": self_hash, "__repr__": self_repr,

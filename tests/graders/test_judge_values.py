@@ -89,6 +89,15 @@ LYING = {
     "a container that answers unittest's assertIn": ("return _Has([1])", UT + "        self.assertIn(5, mod.run())\n"),
     "an int subclass in unittest's assertGreater": (
         "return _OrderInt(1)", UT + "        self.assertGreater(mod.run(), 3)\n"),
+    # round 19: a genuine class whose comparison reads what the package has since made of it
+    "a Fraction whose slots the package made properties": (
+        "import fractions\nF = fractions.Fraction\nF._numerator = property(lambda self: _Any())\n"
+        "F._denominator = property(lambda self: 1)\nreturn object.__new__(F)", "def test_other():\n    assert mod.run() == 3\n"),
+    "fractions.Fraction replaced by a subclass of the package's named like it": (
+        "import fractions\nF = fractions.Fraction\nfake = type('Fraction', (F,), {'__eq__': F.__eq__, '__slots__': (),"
+        " '_numerator': property(lambda self: _Any()), '_denominator': property(lambda self: 1),"
+        " '__module__': 'fractions', '__qualname__': 'Fraction'})\nfractions.Fraction = fake\nreturn object.__new__(fake)",
+        "def test_other():\n    assert mod.run() == 3\n"),
     "a list subclass in unittest's assertEqual": (
         "return [_Lie([0])]",
         "import unittest\n\n\nclass TestOther(unittest.TestCase):\n    def test_other(self):\n"
