@@ -202,13 +202,18 @@ def make_comparisons(roots, graders=(), wildcards=True):
         return _type(where) is _str and (where == filename or where.startswith("<frozen ")
                                         or _any(where.startswith(r) for r in roots))
 
+    import functools as _functools
+
+    getters = frozenset((_operator.attrgetter, _operator.itemgetter))
+    _lru_wrapper = _functools._lru_cache_wrapper
+
     def c_made(value):
-        """Whether ``value`` is an object of a genuine type whose wrapped function, if any, is of the installation
-        (``lru_cache``'s wrapper, an ``attrgetter``: what the installation's own properties are made of)."""
-        if _type(value) is _FunctionType or not is_genuine(_type(value)):
-            return False
-        wrapped = _instance_dict(value).get("__wrapped__")
-        return wrapped is None or installation_code(wrapped, "")
+        """Whether ``value`` is what the installation's own properties are made of besides functions: an
+        ``attrgetter`` or ``itemgetter``, or an ``lru_cache`` wrapper of a function of the installation
+        (a ``partial`` of the package's function is not: what it calls is not in its ``__dict__``)."""
+        if _type(value) in getters:
+            return True
+        return _type(value) is _lru_wrapper and installation_code(_instance_dict(value).get("__wrapped__"), "")
 
     def whole(cls, own, filename):
         """Whether everything a class of the installation is made of is the installation's: each base is
@@ -233,9 +238,10 @@ def make_comparisons(roots, graders=(), wildcards=True):
             if t is _FunctionType or t in c_methods:
                 if not installation_code(value, filename):
                     return False
-            elif _property in _mro(t):
+            elif t is _property:  # a subclass may serve its own way (__get__): it is data, below
                 for accessor in (_fget(value), _fset(value), _fdel(value)):
-                    if accessor is not None and not installation_code(accessor, filename) and not c_made(accessor):
+                    if accessor is not None and not installation_code(accessor, filename) and not c_made(accessor) \
+                            and _type(accessor) not in scalars:  # mock's return_value has its doc string as fdel
                         return False
             elif t not in mro:  # data: nothing in it answers for itself (an enum's members are its own)
                 if serves(t):

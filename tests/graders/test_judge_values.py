@@ -93,6 +93,14 @@ LYING = {
     "a Fraction whose slots the package made properties": (
         "import fractions\nF = fractions.Fraction\nF._numerator = property(lambda self: _Any())\n"
         "F._denominator = property(lambda self: 1)\nreturn object.__new__(F)", "def test_other():\n    assert mod.run() == 3\n"),
+    "a Fraction slot made a property subclass of the package's, on the installation's accessor": (
+        "import fractions\nF = fractions.Fraction\nclass P(property):\n    def __get__(self, obj, kind=None):\n"
+        "        return _Any()\nF._numerator = P(F.numerator.fget)\nF._denominator = P(F.denominator.fget)\n"
+        "return object.__new__(F)", "def test_other():\n    assert mod.run() == 3\n"),
+    "a Fraction slot made a property of a partial of the package's function": (
+        "import fractions, functools\nF = fractions.Fraction\nF._numerator = property(functools.partial(lambda self: _Any()))\n"
+        "F._denominator = property(functools.partial(lambda self: 1))\nreturn object.__new__(F)",
+        "def test_other():\n    assert mod.run() == 3\n"),
     "fractions.Fraction replaced by a subclass of the package's named like it": (
         "import fractions\nF = fractions.Fraction\nfake = type('Fraction', (F,), {'__eq__': F.__eq__, '__slots__': (),"
         " '_numerator': property(lambda self: _Any()), '_denominator': property(lambda self: 1),"
