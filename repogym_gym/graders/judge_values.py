@@ -105,7 +105,7 @@ def make_comparisons(roots, graders=(), wildcards=True):
             return {}
         return found if _type(found) is _dict else {}
     genuine = {}  # id(class) -> (class, whether it is a class of the interpreter's installation)
-    snapshots = {}  # id(class) -> (class, MRO, its dict's values, its module's namespace and its values) when judged
+    snapshots = {}  # id(class) -> (class, MRO, its dict's values, its module's namespace, code_of(that)) when judged
     # the comparisons a test decides on builtin values, and what a subclass can answer for its
     # builtin value in a comparison or a membership test
     orders = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__")
@@ -207,7 +207,7 @@ def make_comparisons(roots, graders=(), wildcards=True):
     getters = frozenset((_operator.attrgetter, _operator.itemgetter))
     _lru_wrapper = _functools._lru_cache_wrapper
 
-    def c_made(value):
+    def installation_getter(value):
         """Whether ``value`` is what the installation's own properties are made of besides functions: an
         ``attrgetter`` or ``itemgetter``, or an ``lru_cache`` wrapper of a function of the installation
         (a ``partial`` of the package's function is not: what it calls is not in its ``__dict__``)."""
@@ -218,12 +218,11 @@ def make_comparisons(roots, graders=(), wildcards=True):
     def whole(cls, own, filename):
         """Whether everything a class of the installation is made of is the installation's: each base is
         genuine, each function it holds (a method, a static or class method's, a property's accessor, a
-        descriptor's, such as ``cached_property``'s) is code of the installation, and each other value it
-        holds is its own canonical form (nothing in it answers for itself) or of the class itself (an
-        enum's members). A genuine
-        comparison reads what the class serves (round 19: a module's class replaced by one built of its
-        own comparison functions and a property of the package's; a class of a grader file may subclass
-        the package's and is not looked into)."""
+        descriptor's, such as ``cached_property``'s) is code of the installation, and no other value it
+        holds is of a class of the package that serves attributes or compares (:func:`serves`; an enum's
+        members are of the class itself). A genuine comparison reads what the class serves (round 19: a
+        module's class replaced by one built of its own comparison functions and a property of the
+        package's; a class of a grader file may subclass the package's and is not looked into)."""
         for base in _bases(cls):  # a namedtuple's base is not what its module names it, but is made of the same file
             if not is_genuine(base) and not (_class_dict(base).get("__module__") == own.get("__module__")
                                              and whole(base, _class_dict(base), filename)):
@@ -240,7 +239,7 @@ def make_comparisons(roots, graders=(), wildcards=True):
                     return False
             elif t is _property:  # a subclass may serve its own way (__get__): it is data, below
                 for accessor in (_fget(value), _fset(value), _fdel(value)):
-                    if accessor is not None and not installation_code(accessor, filename) and not c_made(accessor) \
+                    if accessor is not None and not installation_code(accessor, filename) and not installation_getter(accessor) \
                             and _type(accessor) not in scalars:  # mock's return_value has its doc string as fdel
                         return False
             elif t not in mro:  # data: nothing in it answers for itself (an enum's members are its own)
@@ -264,7 +263,9 @@ def make_comparisons(roots, graders=(), wildcards=True):
 
     def unchanged(cls):
         """Whether a class judged genuine is as it was then: the same MRO, each entry of its dict the
-        same object, and each entry of its module's namespace (a genuine method reads its globals)."""
+        same object, and its module's functions, classes and modules the same, with no builtin newly
+        shadowed there (:func:`code_of`; a genuine method calls its globals). Its bases' dicts are not
+        looked at here."""
         snap = snapshots.get(_id(cls))
         if snap is None or snap[0] is not cls:
             return True  # a C type, or a class of a grader file: nothing of the installation to keep

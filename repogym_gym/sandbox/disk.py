@@ -14,8 +14,8 @@ directory descriptors, so depth and names do not matter; a tree that cannot be c
 what it writes beyond the limit is bounded by ``step_bytes`` plus what it writes between two
 calls (:data:`~repogym_gym.sandbox.process.WATCH_INTERVAL_S`, 10 ms: page-cache writes run at
 about 1.7 GB/s here, so a 50 ms look let 3 MiB files past a 24 MiB limit up to 145 MiB held, against
-25-72 MiB with 10 ms, idle or with six busy processes on the two cores), except that a filesystem with delayed allocation counts written blocks only at
-writeback, so ``statvfs`` can lag: the periodic walk (every 0.25 s) bounds that lag (at 1 GB/s of
+25-72 MiB with 10 ms, idle or with six busy processes on the two cores), except that a filesystem
+with delayed allocation counts written blocks only at writeback, so ``statvfs`` can lag: the periodic walk (every 0.25 s) bounds that lag (at 1 GB/s of
 page-cache writes, 250 MiB; a 1 s walk let a loaded machine overshoot a 24 MiB limit by 150 MiB),
 and once a count finds the trees past half the limit, every call counts them.
 
