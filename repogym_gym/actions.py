@@ -180,12 +180,12 @@ def _from_mapping(data: Mapping[str, Any]) -> Any:
         return _from_mapping(data["function"])
     kind = data.get("kind")
     if hasattr(kind, "__index__") and not isinstance(kind, bool):  # int, numpy integer
-        kind = operator.index(kind)
-        if not 0 <= kind < len(ACTION_KINDS):
-            raise ActionError(f"kind index {kind} is out of range 0..{len(ACTION_KINDS) - 1}")
-        model = ACTION_MODELS[ACTION_KINDS[kind]]
+        index = operator.index(kind)  # type: ignore[arg-type]  # it has __index__, checked above
+        if not 0 <= index < len(ACTION_KINDS):
+            raise ActionError(f"kind index {index} is out of range 0..{len(ACTION_KINDS) - 1}")
+        model = ACTION_MODELS[ACTION_KINDS[index]]
         fields = {k: v for k, v in data.items() if k in model.model_fields and k != "kind"}
-        data = {"kind": ACTION_KINDS[kind], **fields}
+        data = {"kind": ACTION_KINDS[index], **fields}
     if not isinstance(data.get("kind"), str) or data["kind"] not in ACTION_MODELS:
         raise ActionError(f"unknown action kind {data.get('kind')!r}; valid kinds are {list(ACTION_KINDS)}")
     try:

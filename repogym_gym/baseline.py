@@ -76,7 +76,8 @@ def _manifest_to_json(manifest: Manifest) -> dict[str, list[object]]:
 
 
 def _manifest_from_json(data: dict[str, list[object]]) -> Manifest:
-    return {p: Entry(str(k), int(m), int(s), str(d)) for p, (k, m, s, d) in data.items()}  # type: ignore[arg-type]
+    return {p: Entry(str(k), int(m), int(s), str(d))  # type: ignore[arg-type, call-overload]
+            for p, (k, m, s, d) in data.items()}
 
 
 class BaselineStore:

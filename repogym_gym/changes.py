@@ -281,7 +281,9 @@ def collect_changes(
             verdict = Rejection(shown, "special", f"{shown} could not be read as a regular file: {exc.strerror or exc}")
         if isinstance(verdict, CarriedFile):
             budget -= len(verdict.data or b"")
-        (carried if isinstance(verdict, CarriedFile) else rejected).append(verdict)
+            carried.append(verdict)
+        else:
+            rejected.append(verdict)
     carried, blocked = _unblock(carried, rejected, baseline_manifest)
     return ChangeSet(tuple(carried), tuple(rejected + blocked), tuple(ignored))
 

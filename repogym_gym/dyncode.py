@@ -193,14 +193,14 @@ def dynamic_code(tree: ast.AST, path: str) -> list[str]:
         elif isinstance(node, ast.Constant) and type(node.value) is str and node.value in _ANYWHERE:
             add(node, repr(node.value), _WHY[node.value])
         if isinstance(node, ast.Call) and _called_name(node.func) in _LOOKUPS:
-            names, strings = _LOOKED_UP, [*node.args, *(keyword.value for keyword in node.keywords)]
+            lookup, strings = _LOOKED_UP, [*node.args, *(keyword.value for keyword in node.keywords)]
         elif isinstance(node, ast.Subscript):
-            names, strings = _SUBSCRIPTED, [node.slice]
+            lookup, strings = _SUBSCRIPTED, [node.slice]
         else:
             continue
         for arg in strings:
-            if isinstance(arg, ast.Constant) and type(arg.value) is str and arg.value in names and arg.value not in _ANYWHERE:
-                add(arg, repr(arg.value), names[arg.value])
+            if isinstance(arg, ast.Constant) and type(arg.value) is str and arg.value in lookup and arg.value not in _ANYWHERE:
+                add(arg, repr(arg.value), lookup[arg.value])
     return [f"{path}:{line}: `{reference}` ({why})" for line, _, reference, why in sorted(found)]
 
 

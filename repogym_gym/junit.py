@@ -14,7 +14,7 @@ import os
 import stat
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from typing import Literal, Self
+from typing import Literal, Self, cast
 from xml.etree import ElementTree
 
 import pydantic
@@ -36,7 +36,7 @@ _RANK: dict[TestStatus, int] = {"passed": 0, "skipped": 1, "failed": 2, "error":
 class _Rerun(InterimResult):
     """A ``<rerun>`` child: an earlier attempt of the same test."""
 
-    _tag = "rerun"
+    _tag = "rerun"  # type: ignore[assignment]  # junitparser's base declares None; subclasses name their tag
 
 
 class _Case(TestCase):
@@ -171,7 +171,7 @@ def _read_report(where: str) -> bytes:
     return data
 
 
-def _build_bounded(xml: _Xml, where: str) -> JUnitReport:
+def _build_bounded(xml: JUnitXml, where: str) -> JUnitReport:
     try:
         return _build(xml, where)
     except (RecursionError, MemoryError) as exc:  # junitparser walks nested suites recursively
@@ -206,7 +206,7 @@ def parse_junit_string(text: str) -> JUnitReport:
     return _build_bounded(xml, "<string>")
 
 
-def _load(where: str, read: Callable[[], _Xml], root: Callable[[], ElementTree.Element]) -> _Xml:
+def _load(where: str, read: Callable[[], JUnitXml], root: Callable[[], ElementTree.Element]) -> JUnitXml:
     """Run junitparser's ``read``; turn every parser or I/O failure into a JUnitParseError."""
     try:
         return read()
@@ -237,12 +237,12 @@ def _quoted(value: object) -> str:
     return text if len(text) <= 20 else text[:17] + "..."
 
 
-def _build(xml: _Xml, where: str) -> JUnitReport:
+def _build(xml: JUnitXml, where: str) -> JUnitReport:
     """Merge every testcase of ``xml`` into a JUnitReport (worst status wins)."""
     outcomes: dict[str, list[TestStatus]] = defaultdict(list)  # canonical id -> each record
     owners: dict[str, set[str]] = defaultdict(set)  # key -> canonical ids registering it
     flaky: set[str] = set()
-    for case in (case for suite in xml for case in suite):
+    for case in (cast(_Case, case) for suite in xml for case in suite):  # _Xml's suites hold _Case
         keys = _keys(case, where)
         outcomes[keys[0]].append(_status(case))
         if any(_has_child(case, kind) for kind in _RERUNS):

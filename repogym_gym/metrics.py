@@ -71,7 +71,8 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 #: (a module-level generator expression runs its element again on every ``next()``).
 _COMPREHENSIONS = {ast.GeneratorExp: "<genexpr>", ast.ListComp: "<listcomp>", ast.SetComp: "<setcomp>",
                    ast.DictComp: "<dictcomp>"}
-_Function = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.GeneratorExp | ast.ListComp | ast.SetComp | ast.DictComp
+_Comprehension = ast.GeneratorExp | ast.ListComp | ast.SetComp | ast.DictComp
+_Function = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | _Comprehension
 _ONE_POINT = (
     ast.If,
     ast.For,
@@ -300,7 +301,7 @@ def _functions(tree: ast.AST) -> Iterator[tuple[str, _Function]]:
     stack: list[tuple[ast.AST, str]] = [(child, "") for child in reversed(list(ast.iter_child_nodes(tree)))]
     while stack:
         node, prefix = stack.pop()
-        if type(node) in _COMPREHENSIONS and not prefix.endswith(".<locals>."):  # outside any function
+        if isinstance(node, _Comprehension) and not prefix.endswith(".<locals>."):  # outside any function
             name = _COMPREHENSIONS[type(node)]
             yield prefix + name, node
             inner = f"{prefix}{name}.<locals>."  # what it holds belongs to it (its lambdas are functions)
@@ -372,7 +373,7 @@ def _definition_nodes(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
 
 def _own_nodes(function: _Function) -> Iterator[ast.AST]:
     """Yields the nodes that run as ``function``'s own code; nested bodies are skipped."""
-    if type(function) in _COMPREHENSIONS:
+    if isinstance(function, _Comprehension):
         stack: list[ast.AST] = list(ast.iter_child_nodes(function))
     else:
         stack = [function.body] if isinstance(function, ast.Lambda) else list(function.body)

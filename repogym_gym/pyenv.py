@@ -192,7 +192,7 @@ def _copy_distribution(dist: importlib.metadata.Distribution, site: Path) -> Non
         rel = PurePosixPath(str(record))
         if ".." in rel.parts or "__pycache__" in rel.parts or rel.is_absolute():
             continue  # scripts live outside site-packages; bytecode is the grader's cache's business
-        source = Path(dist.locate_file(record))
+        source = Path(str(dist.locate_file(record)))
         if not source.is_file():
             continue
         dest = site / rel

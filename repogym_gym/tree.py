@@ -336,7 +336,8 @@ def diff_manifests(baseline: Mapping[str, Entry], current: Mapping[str, Entry]) 
         old, new = baseline.get(path), current.get(path)
         if old == new:
             continue
-        status = "added" if old is None else "deleted" if new is None else "modified"
+        status: Literal["added", "modified", "deleted"] = (
+            "added" if old is None else "deleted" if new is None else "modified")
         changes.append(TreeChange(path, status, old, new))
     return changes
 

@@ -109,3 +109,16 @@ def test_ruff_passes_with_the_project_s_rules() -> None:
     root = PACKAGE.parent
     done = subprocess.run([ruff, "check", "--no-cache", "."], cwd=root, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-1000:]
+
+
+def test_mypy_passes_with_the_project_s_config() -> None:
+    """The typing gate: ``mypy`` with ``[tool.mypy]`` of pyproject.toml over the package (about a
+    minute cold, seconds from its cache)."""
+    import shutil
+    import subprocess
+    import sys
+
+    mypy = shutil.which("mypy", path=str(Path(sys.executable).parent)) or shutil.which("mypy")
+    assert mypy, "mypy is in the dev extra: pip install -e '.[dev]'"
+    done = subprocess.run([mypy], cwd=PACKAGE.parent, capture_output=True, text=True, timeout=540)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-1000:]

@@ -71,6 +71,14 @@ class AgentBase:
     name = "agent"
     trusted = False
 
+    def begin(self, task: Task) -> None:
+        """Called after reset with the episode's task (see :class:`Agent`)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement begin(task)")
+
+    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
+        """The next action (see :class:`Agent`)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement act(observation, info)")
+
     def attach(self, env: Any, deadline: float | None) -> None:
         return None
 
@@ -141,7 +149,7 @@ class EpisodeOutcome:
     duration_s: float = 0.0
 
 
-def run_episode(env: Any, agent: Agent, *, seed: int | None = None, options: dict[str, Any] | None = None,
+def run_episode(env: Any, agent: Agent | AgentBase, *, seed: int | None = None, options: dict[str, Any] | None = None,
                 max_steps: int = 10_000, time_limit_s: float | None = None, warn_unconfined_agent: bool = True) -> EpisodeOutcome:
     """Reset ``env``, let ``agent`` act until the episode ends, and return the outcome.
 

@@ -64,8 +64,8 @@ def _usage_message(exc: Exception) -> str:
     format_message = getattr(exc, "format_message", None)
     message = format_message() if callable(format_message) else str(exc)
     message = " ".join(message.replace("Value error, ", "").split())
-    ctx = getattr(exc, "ctx", None)
-    return f"{message} (see '{ctx.command_path} --help')" if getattr(ctx, "command_path", None) else message
+    command_path = getattr(getattr(exc, "ctx", None), "command_path", None)
+    return f"{message} (see '{command_path} --help')" if command_path else message
 
 
 def main(argv: list[str] | None = None) -> None:

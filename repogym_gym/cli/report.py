@@ -43,7 +43,7 @@ def report_command(
     if fmt is ReportFormat.terminal:
         print_report(report, console)
         return
-    path = write_report(report, fmt.value, out)  # type: ignore[arg-type]
+    path = write_report(report, fmt.value, out)
     console.print(f"wrote {path}", highlight=False, soft_wrap=True, markup=False)
 
 

@@ -37,10 +37,10 @@ def validate_command(
                   TimeElapsedColumn(), console=err, transient=True) as bar:
         job = bar.add_task("validating", total=len(tasks))
         for task in tasks:
-            results.append(validate_task(
-                task, repeats=repeats,
-                progress=lambda label, t=task: bar.update(job, description=f"{t.id}: {label}"),
-            ))
+            def show(label: str, task_id: str = task.id) -> None:
+                bar.update(job, description=f"{task_id}: {label}")
+
+            results.append(validate_task(task, repeats=repeats, progress=show))
             bar.advance(job)
     table = Table(title="repogym validate")
     table.add_column("task", no_wrap=True, min_width=max((len(t.id) for t in tasks), default=4))

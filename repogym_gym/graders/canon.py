@@ -63,7 +63,7 @@ _SCALARS = {
     float: lambda x: b"f%s;" % x.hex().encode(),
     bytes: lambda x: b"b%d:%s" % (len(x), x),
 }
-_UNORDERED = {dict: b"d", set: b"S", frozenset: b"z"}
+_UNORDERED = {dict: b"d", set: b"S", frozenset: b"z"}  # type: dict[type, bytes]
 
 # A frame of the walk: [its items still to encode (an iterator), what it is (below), the container
 # (a dict entry's frame: its key), where its items' bytes go, a dict's or set's element encodings
@@ -123,7 +123,7 @@ def canonical(value: object) -> bytes:
                 sink += (b"l%d:" if kind is list else b"t%d:") % len(item)
                 stack.append([iter(item), "seq", item, sink, None, b""])
             else:
-                items = iter(item.items()) if kind is dict else iter(item)  # type: ignore[attr-defined]
+                items = iter(item.items()) if kind is dict else iter(item)
                 stack.append([items, "map", item, sink, [], _UNORDERED[kind]])
             break
         else:

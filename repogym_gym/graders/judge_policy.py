@@ -72,11 +72,11 @@ import sys
 if __package__:
     from . import judge_code, judge_ledger, judge_namespaces, judge_objects, judge_statements
 else:  # copied beside the runner and imported as top-level modules
-    import judge_code
-    import judge_ledger
-    import judge_namespaces
-    import judge_objects
-    import judge_statements
+    import judge_code  # type: ignore[no-redef]
+    import judge_ledger  # type: ignore[no-redef]
+    import judge_namespaces  # type: ignore[no-redef]
+    import judge_objects  # type: ignore[no-redef]
+    import judge_statements  # type: ignore[no-redef]
 
 __all__ = ["install"]
 

@@ -377,7 +377,7 @@ def _wrap_pyfunc_call():
     _pytest.python.pytest_pyfunc_call = pytest_pyfunc_call
 
 
-_SELECTION = {}
+_SELECTION = {}  # type: dict[str, object]  # (a comment: this module keeps no __annotations__)
 
 
 def _direct_params(item):

@@ -55,6 +55,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from repogym_gym.errors import JUnitParseError
 from repogym_gym.graders import judge_policy
@@ -435,7 +436,7 @@ def _plant_canaries(repo: Path, spec: TestSpec) -> list[str]:
             lead = 1 if donors and isinstance(donor.body[0], (ast.Assign, ast.AnnAssign, ast.Assert)) else 0
             body = "\n".join([*statements[:lead], tail, *statements[lead:]])
             code = f"def {name}():\n" + textwrap.indent(body, "    ") + "\n"
-            anchors = [f.end_lineno for f in functions] or [len(lines)]
+            anchors = [f.end_lineno or f.lineno for f in functions] or [len(lines)]
             inserts.append((rng.choice(anchors), code))
             canaries.append(f"{rel}::{name}")
         for line_no, code in sorted(inserts, reverse=True):
@@ -540,7 +541,7 @@ def _check_record(spec: TestSpec, result: CommandResult, report: JUnitReport, re
     """Why the JUnit report cannot be trusted given the runner's own record, or None."""
     if record is None:
         return "the judge's record is missing or malformed (the process was cut short, or its output was forged)"
-    violations = record["violations"]
+    violations = cast(list[str], record["violations"])  # read_record checked the record's schema and types
     if violations:
         shown = "; ".join(short_text(str(v), 160) for v in violations[:3])
         more = f" (and {len(violations) - 3} more)" if len(violations) > 3 else ""

@@ -136,4 +136,4 @@ def make_task_env(task_id: str, **kwargs: object) -> gym.Env:
     Raises:
         gymnasium.error.Error: when ``task_id`` is not registered (register its suite first).
     """
-    return gym.make(gym_id(task_id), **kwargs)
+    return gym.make(gym_id(task_id), **kwargs)  # type: ignore[arg-type]  # gym.make's own keywords pass through

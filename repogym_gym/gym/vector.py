@@ -36,7 +36,8 @@ from repogym_gym.gym.env import RepoGymEnv
 __all__ = ["GroupVectorEnv", "ThreadVectorEnv", "group_advantages", "make_group", "make_thread_vec"]
 
 
-def group_advantages(returns: Sequence[float], mask: Sequence[bool] | None = None, eps: float = 1e-6) -> np.ndarray:
+def group_advantages(returns: Sequence[float] | np.ndarray, mask: Sequence[bool] | np.ndarray | None = None,
+                     eps: float = 1e-6) -> np.ndarray:
     """``(R - mean) / (std + eps)`` over the members where ``mask`` is True (others get 0).
 
     Args:
@@ -98,7 +99,7 @@ class ThreadVectorEnv(SyncVectorEnv):
         if self.autoreset_mode == AutoresetMode.SAME_STEP and (terminated or truncated):
             final = {"final_obs": obs, "final_info": info}
             obs, info = env.reset()
-        return obs, reward, terminated, truncated, info, final
+        return obs, float(reward), terminated, truncated, info, final
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         per_env = list(iterate(self.action_space, actions))
@@ -155,7 +156,7 @@ class GroupVectorEnv(VectorEnv):
         self._returns = np.zeros(num_envs, dtype=np.float64)
         self._infra = np.zeros(num_envs, dtype=np.bool_)
         self._reported = False
-        self._buffer = create_empty_array(self.single_observation_space, n=num_envs)
+        self._buffer: Any = create_empty_array(self.single_observation_space, n=num_envs)
 
     def reset(self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         """Reset every member with the same seed (so a suite env picks the same task for all).

@@ -98,7 +98,7 @@ def _instructions(code: CodeType) -> tuple[tuple[Hashable, ...], tuple[CodeType,
             continue
         if i.opcode not in _HASCONST:
             resolved.append((i.opname, _argument_key(i.argval), i.argrepr))  # argrepr: NULL + name
-        elif isinstance(value := code.co_consts[i.arg], CodeType):
+        elif i.arg is not None and isinstance(value := code.co_consts[i.arg], CodeType):
             nested.append(value)
             resolved.append((i.opname, "<code>"))
         else:

@@ -29,18 +29,18 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 #: ``(node, parent, qualname of the function it runs in, outermost enclosing def)``; the outermost
 #: def is the unit :class:`FunctionCompiler` compiles.
-Owned = tuple[ast.AST, ast.AST, str, ast.AST]
+Owned = tuple[ast.AST, ast.AST, str, ast.stmt]
 
 
 def owned_nodes(tree: ast.Module) -> Iterator[Owned]:
     """Every node whose code runs inside a function, with the function's qualname."""
-    stack: list[tuple[ast.AST, ast.AST, str | None, str, ast.AST | None]]
+    stack: list[tuple[ast.AST, ast.AST, str | None, str, ast.stmt | None]]
     stack = [(child, tree, None, "", None) for child in tree.body]
     while stack:
         node, parent, owner, prefix, root = stack.pop()
         if isinstance(node, _FUNCTIONS):
             args = node.args
-            outer = [*node.decorator_list, *args.defaults, *(d for d in args.kw_defaults if d)]
+            outer: list[ast.AST] = [*node.decorator_list, *args.defaults, *(d for d in args.kw_defaults if d)]
             stack.extend((n, node, owner, prefix, root) for n in outer)
             qualname = prefix + node.name
             inner = (qualname, qualname + ".<locals>.", root or node)
@@ -85,12 +85,12 @@ class FunctionCompiler:
         self._src, self._flags = src, flags
         self._originals: dict[int, CodeType | None] = {}
 
-    def _chunk(self, root: ast.AST, start: int, end: int, replacement: str) -> str:
-        first, last = self._src.whole_lines(root.lineno, root.end_lineno)
+    def _chunk(self, root: ast.stmt, start: int, end: int, replacement: str) -> str:
+        first, last = self._src.whole_lines(root.lineno, root.end_lineno or root.lineno)
         prefix = "if 1:\n" if root.col_offset else ""
         return prefix + self._src.text[first:start] + replacement + self._src.text[end:last]
 
-    def keeps(self, root: ast.AST, start: int, end: int, replacement: str) -> bool:
+    def keeps(self, root: ast.stmt, start: int, end: int, replacement: str) -> bool:
         """True when the mutant compiles and its bytecode differs from the original's."""
         if id(root) not in self._originals:
             first = self._src.line_start(root.lineno)

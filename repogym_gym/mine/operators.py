@@ -55,7 +55,7 @@ import difflib
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from repogym_gym.mine.equivalence import is_equivalent
 from repogym_gym.mine.functions import FunctionCompiler, future_flags, owned_nodes
@@ -95,7 +95,8 @@ class Mutation:
 
 
 _Edit = tuple[int, int, str]  # start offset, end offset (characters), replacement
-_Rule = Callable[[ast.AST, ast.AST, SourceMap], Iterator[_Edit]]
+# a rule's node is one of its operator's node types (each rule names its own in its signature)
+_Rule = Callable[[Any, ast.AST, SourceMap], Iterator[_Edit]]
 _ATOMS = (ast.Name, ast.Attribute, ast.Subscript, ast.Call, ast.Constant)
 
 
@@ -110,15 +111,16 @@ def _operator_span(src: SourceMap, start: int, end: int, expected: str) -> tuple
     return tokens[0][0], tokens[-1][1]
 
 
-def _clause_lines(src: SourceMap, keyword_at: int, last: ast.AST) -> tuple[int, int] | None:
+def _clause_lines(src: SourceMap, keyword_at: int, last: ast.stmt) -> tuple[int, int] | None:
     """Whole lines from the clause keyword at ``keyword_at`` to the end of statement ``last``."""
     first_line, col = src.position(keyword_at)
     if src.line(first_line)[:col].strip():
         return None
-    after = src.line(last.end_lineno)[src.end(last) - src.line_start(last.end_lineno) :]
+    last_line = last.end_lineno or last.lineno
+    after = src.line(last_line)[src.end(last) - src.line_start(last_line) :]
     if after.strip() and not after.strip().startswith("#"):
         return None
-    return src.whole_lines(first_line, last.end_lineno)
+    return src.whole_lines(first_line, last_line)
 
 
 def _body_span(src: SourceMap, body: list[ast.stmt]) -> tuple[int, int]:
@@ -181,6 +183,7 @@ def _arithmetic_change(node: ast.BinOp | ast.AugAssign, parent: ast.AST, src: So
     if type(node.op) not in _ARITHMETIC:
         return
     token, swapped = _ARITHMETIC[type(node.op)]
+    left: ast.expr
     if isinstance(node, ast.AugAssign):
         left, right, token, swapped = node.target, node.value, token + "=", swapped + "="
     else:
@@ -209,7 +212,7 @@ def _constant_off_by_one(node: ast.Constant, parent: ast.AST, src: SourceMap) ->
         yield src.start(node), src.end(node), text
 
 
-def _negate_condition(node: ast.AST, parent: ast.AST, src: SourceMap) -> Iterator[_Edit]:
+def _negate_condition(node: ast.If | ast.While | ast.IfExp | ast.comprehension, parent: ast.AST, src: SourceMap) -> Iterator[_Edit]:
     tests = node.ifs if isinstance(node, ast.comprehension) else [node.test]
     for test in tests:
         if not isinstance(test, ast.Constant):
@@ -433,7 +436,7 @@ def find_mutations(
     tree = _parse(source, path)
     src = SourceMap(source)
     checker = FunctionCompiler(src, future_flags(tree))
-    edits: dict[tuple[int, int, str], tuple[str, str, ast.AST]] = {}
+    edits: dict[tuple[int, int, str], tuple[str, str, ast.stmt]] = {}
     for node, parent, owner, root in owned_nodes(tree):
         if wanted is not None and owner not in wanted:
             continue

@@ -23,7 +23,10 @@ import ast
 import bisect
 import re
 
-__all__ = ["SourceMap"]
+__all__ = ["Located", "SourceMap"]
+
+Located = ast.expr | ast.stmt | ast.excepthandler | ast.arg | ast.keyword | ast.alias
+"""The nodes that carry ``lineno``/``col_offset``/``end_lineno``/``end_col_offset``."""
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 # Between two sibling nodes: skip blanks, comments and continuations; keep words and operators.
@@ -85,15 +88,21 @@ class SourceMap:
             return self.line_start(lineno) + byte_col
         return self.line_start(lineno) + len(encoded[:byte_col].decode("utf-8"))
 
-    def start(self, node: ast.AST) -> int:
+    def start(self, node: Located) -> int:
         """Offset where ``node`` starts (``lineno``/``col_offset``)."""
         return self._char_offset(node.lineno, node.col_offset)
 
-    def end(self, node: ast.AST) -> int:
-        """Offset just past ``node`` (``end_lineno``/``end_col_offset``)."""
+    def end(self, node: Located) -> int:
+        """Offset just past ``node`` (``end_lineno``/``end_col_offset``).
+
+        Raises:
+            ValueError: ``node`` has no end position (built by hand, not by ``ast.parse``).
+        """
+        if node.end_lineno is None or node.end_col_offset is None:
+            raise ValueError(f"a {type(node).__name__} node without an end position: parse the source with ast.parse")
         return self._char_offset(node.end_lineno, node.end_col_offset)
 
-    def segment(self, node: ast.AST) -> str:
+    def segment(self, node: Located) -> str:
         """The exact text of ``node`` (without enclosing parentheses)."""
         return self.text[self.start(node) : self.end(node)]
 

@@ -91,7 +91,7 @@ def run_suite(
                         timeout_s=timeout_s, output_limit_bytes=200_000, sentinel=False, extra_env=command_env(env_dir))
         if run.report is None:
             return SuiteRun({}, {}, run.invalid or "no report", run.result.duration_s)
-        statuses = {i: run.report.statuses[i] for i in run.report.ids}
+        statuses: dict[str, str] = {i: run.report.statuses[i] for i in run.report.ids}
         failing = [i for i, s in statuses.items() if s in ("failed", "error")]
         messages = _messages(run.junit_path, failing) if run.junit_path else {}
     return SuiteRun(statuses, messages, None, run.result.duration_s)

@@ -39,7 +39,7 @@ DPI = 100
 #: Colour-blind-safe colours: passed, failed, infra error.
 PASSED, FAILED, INFRA = "#1b9e77", "#d95f02", "#7570b3"
 #: Boxplot's horizontal switch: ``orientation`` since matplotlib 3.10 (``vert`` is deprecated there).
-_HORIZONTAL: dict[str, object] = ({"orientation": "horizontal"} if tuple(int(p) for p in matplotlib.__version__.split(".")[:2]) >= (3, 10)
+_HORIZONTAL: dict[str, Any] = ({"orientation": "horizontal"} if tuple(int(p) for p in matplotlib.__version__.split(".")[:2]) >= (3, 10)
                                   else {"vert": False})
 _AGENT_COLOURS = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c", "#ccb974", "#64b5cd"]
 
@@ -84,7 +84,7 @@ def score_histograms(report: Report) -> bytes:
     cols = min(3, len(agents))
     rows = math.ceil(len(agents) / cols)
     fig = Figure(figsize=(3.8 * cols + 0.6, 2.6 * rows + 0.5), layout="constrained")
-    fig.get_layout_engine().set(wspace=0.06, hspace=0.08)
+    fig.get_layout_engine().set(wspace=0.06, hspace=0.08)  # type: ignore[union-attr, call-arg]  # constrained
     axes = fig.subplots(rows, cols, sharex=True, sharey=True, squeeze=False)
     bins = np.linspace(0.0, 1.0, 11)
     for i, ax in enumerate(axes.flat):

@@ -162,7 +162,7 @@ def run_job(job: EpisodeJob) -> EpisodeRecord:
             break
         time.sleep(job.retry_backoff_s * 2**attempt)
         attempt += 1
-    trajectory = f"trajectories/{job.agent.label}/{Path(trajectory_file).name}" if trajectory_json else None
+    trajectory = f"trajectories/{job.agent.label}/{Path(str(trajectory_file)).name}" if trajectory_json else None
     common: dict[str, Any] = dict(
         agent=job.agent.label, task_id=job.task_id, sample=job.sample, seed=job.seed, attempts=attempt + 1,
         started_at=started_at, duration_s=time.monotonic() - start, trajectory=trajectory, worker=worker, sandbox=used)

@@ -83,15 +83,16 @@ def keyring_filter(machine: str | None = None) -> bytes:
         raise SandboxError(f"no seccomp filter for machine={machine!r} (only x86_64, aarch64): the bwrap sandbox "
                            "refuses to run commands unfiltered")
     # layout: arch dispatch, then one block per architecture, then the shared returns
-    blocks = []
+    # an instruction: (code, k, label to jump to when true, label when false); None falls through
+    blocks: list[list[tuple[int, int, str | None, str | None]]] = []
     for arch in arches:
-        block = [(_LD_W_ABS, _NR_OFFSET, None, None)]
+        block: list[tuple[int, int, str | None, str | None]] = [(_LD_W_ABS, _NR_OFFSET, None, None)]
         if arch == 0xC000003E:
             block.append((_ALU_AND_K, 0xFFFFFFFF & ~_X32_BIT, None, None))  # an x32 call is the same call
         block += [(_JEQ_K, nr, "deny", None) for nr in SYSCALL_NUMBERS[arch]]
         block.append((_RET_K, _RET_ALLOW, None, None))
         blocks.append(block)
-    dispatch = [(_LD_W_ABS, _ARCH_OFFSET, None, None)]
+    dispatch: list[tuple[int, int, str | None, str | None]] = [(_LD_W_ABS, _ARCH_OFFSET, None, None)]
     dispatch += [(_JEQ_K, arch, f"arch{i}", None) for i, arch in enumerate(arches)]
     dispatch.append((_RET_K, _RET_KILL_PROCESS, None, None))  # an architecture this filter does not know
     program = list(dispatch)
