@@ -8,19 +8,25 @@ Every path the package computes lives here, so a reader (and a packager) finds t
 - :func:`realcode_recipe`: the real-code main job's recipe;
 - :func:`env_recipes_dir`: the sandbox images' recipes (``envs/``, or ``$REPOGYM_ENVS_DIR``).
 
-Known gap: the bundled data sits beside the package in a checkout (``task_suites/``, ``envs/``
-at the top level), so these three are found from this file's location and exist only in a
-checkout or an editable install; nothing here creates a directory.
+The bundled data is package data, found through :mod:`importlib.resources` as
+``repogym_gym/_bundled/<name>``: in a checkout (or an editable install) that is a symlink to the
+top-level folder of the same name, in an installed wheel a copy of it. Known gap: an install
+from a zip archive (zipimport) is not supported, since tasks are copied and run from real
+folders. Nothing here creates a directory.
 """
 
 from __future__ import annotations
 
+import importlib.resources
 import os
 from pathlib import Path
 
 __all__ = ["bundled_suites_dir", "default_cache_dir", "env_recipes_dir", "realcode_recipe"]
 
-_PROJECT = Path(__file__).resolve().parents[1]
+
+def _bundled(name: str) -> Path:
+    """The real folder of bundled data ``name`` (``task_suites`` or ``envs``), symlinks resolved."""
+    return Path(str(importlib.resources.files("repogym_gym") / "_bundled" / name)).resolve()
 
 
 def default_cache_dir() -> Path:
@@ -33,7 +39,7 @@ def default_cache_dir() -> Path:
 
 def bundled_suites_dir() -> Path:
     """The bundled suites' directory (one folder per suite: ``starter``, ``realcode``, ...)."""
-    return _PROJECT / "task_suites"
+    return _bundled("task_suites")
 
 
 def realcode_recipe() -> Path:
@@ -43,4 +49,4 @@ def realcode_recipe() -> Path:
 
 def env_recipes_dir() -> Path:
     """The sandbox image recipes (``<dir>/<name>/env.toml``): ``$REPOGYM_ENVS_DIR`` or the bundled ``envs/``."""
-    return Path(os.environ.get("REPOGYM_ENVS_DIR") or _PROJECT / "envs")
+    return Path(os.environ["REPOGYM_ENVS_DIR"]) if os.environ.get("REPOGYM_ENVS_DIR") else _bundled("envs")

@@ -35,6 +35,22 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from repogym_gym import __version__
+
+        typer.echo(f"repogym_gym {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                          help="Print the package's version and exit.")) -> None:
+    """Coding tasks as RL environments."""
+
+
 app.add_typer(tasks_app, name="tasks")
 app.add_typer(gym_app, name="gym")
 app.add_typer(mine_app, name="mine")
