@@ -1,13 +1,15 @@
 """The built wheel works outside the checkout: bundled suites, recipes and image recipes are package data.
 
-One module fixture builds the wheel (``pip wheel``, the build backend from the package index) and
-installs it into a fresh venv under a temporary directory; every command then runs from a folder
-that holds no checkout, so nothing can be found beside the package's source.
+One module fixture builds the wheel from a copy of the checkout (``pip wheel``, the build backend
+from the package index) and installs it into a fresh venv under a temporary directory; every
+command then runs from a folder that holds no checkout, so nothing can be found beside the
+package's source.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -31,7 +33,11 @@ def _run(argv: list[str], cwd: Path, timeout: float = 600, **extra_env: str) -> 
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The ``bin/`` of a fresh venv holding only the wheel built from this checkout and its dependencies."""
     base = tmp_path_factory.mktemp("wheel")
-    _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(base / "dist"), str(ROOT)], cwd=base)
+    # built from a copy: setuptools writes build/ and *.egg-info/ beside the sources
+    source = base / "source"
+    shutil.copytree(ROOT, source, symlinks=True, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", "dist", "*.egg-info", ".repogym-cache", ".*_cache", "__pycache__"))
+    _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(base / "dist"), str(source)], cwd=base)
     (wheel,) = (base / "dist").glob("repogym_gym-*.whl")
     _run([sys.executable, "-m", "venv", str(base / "venv")], cwd=base)
     _run([str(base / "venv" / "bin" / "pip"), "install", "-q", str(wheel)], cwd=base)
