@@ -31,9 +31,9 @@ import repogym_gym as rg
 from repogym_gym.baseline import BaselineStore
 from repogym_gym.graders import testrun
 from repogym_gym.grading_copy import build_grading_copy
-from repogym_gym.pyenv import command_env
 from repogym_gym.sandbox import make_sandbox
 from repogym_gym.suites import built_suite
+from repogym_gym.venvs import venv_environ
 
 ROOT = Path(__file__).resolve().parents[1]
 NO_POLICY = '"""A policy that installs nothing (benchmarks only)."""\n\n\ndef install(config):\n    return None\n'
@@ -74,7 +74,7 @@ def main() -> None:
             golden = Path(tmp) / task.id / "golden.patch"
             golden.write_text(task.golden_patch())
             subprocess.run(["git", "apply", str(golden)], cwd=repo, check=True, capture_output=True)
-            env = command_env(baseline.python_env)
+            env = venv_environ(baseline.python_env)
             bare_argv = ["bash", "-c", task.spec.tests.command.replace("{junit}", shlex.quote(str(Path(tmp) / "bare.xml")))]
             times: dict[str, list[float]] = {"bare": [], "off": [], "on": []}
             n_tests = 0

@@ -20,10 +20,10 @@ from pathlib import Path
 from repogym_gym.baseline import default_cache_dir
 from repogym_gym.cli.mine import yield_table
 from repogym_gym.cli.output import stdout_console
-from repogym_gym.pyenv import ensure_env
 from repogym_gym.suites import load_recipe, mine_package
 from repogym_gym.task import load_tasks
 from repogym_gym.validate import validate_task
+from repogym_gym.venvs import ensure_venv
 
 RECIPE = Path(__file__).resolve().parents[1] / "task_suites" / "realcode" / "recipe.yaml"
 
@@ -42,7 +42,7 @@ def main() -> None:
     args = parser.parse_args()
     pkg = next(p for p in load_recipe(RECIPE).packages if p.package == args.package)
     pkg = pkg.model_copy(update={"tasks": args.tasks, "seed": args.seed, "max_candidates": 10 * args.tasks})
-    ensure_env(pkg.requirements, cache_dir=default_cache_dir())  # warm caches outside the measurement
+    ensure_venv(pkg.requirements, cache_dir=default_cache_dir())  # warm caches outside the measurement
     with tempfile.TemporaryDirectory() as tmp:
         cpu0, wall0 = cpu_seconds(), time.monotonic()
         report = mine_package(pkg, Path(tmp))

@@ -47,10 +47,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from repogym_gym.baseline import Baseline, BaselineStore, copy_tree
 from repogym_gym.gitstore import git_apply
 from repogym_gym.grading import confined
-from repogym_gym.pyenv import command_env
 from repogym_gym.sandbox import Sandbox
 from repogym_gym.task import Task
 from repogym_gym.tree import scan_tree
+from repogym_gym.venvs import venv_environ
 from repogym_gym.workspace import Workspace, default_baseline_store
 
 __all__ = ["HUNK_CONTEXT", "MAX_HUNK_LINES", "SCANNER", "AnswerCopy", "AnswerScan", "GoldenHunk", "golden_files",
@@ -286,7 +286,7 @@ def scan_for_answers(task: Task, sandbox: Sandbox, *, store: BaselineStore | Non
         try:
             marker = f"@@repogym-scan-{token}@@"
             argv = ["python", "-I", "-c", SCANNER, targets, marker]
-            result = box.run(argv, cwd=workspace.path, timeout_s=timeout_s, env=command_env(workspace.baseline.python_env),
+            result = box.run(argv, cwd=workspace.path, timeout_s=timeout_s, env=venv_environ(workspace.baseline.python_env),
                              output_limit_bytes=1_000_000)
         finally:
             release = getattr(box, "release", None)

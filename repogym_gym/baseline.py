@@ -31,11 +31,11 @@ from repogym_gym.gitstore import BASELINE_REF, GitStore, files_from_manifest, gi
 from repogym_gym.paths import (
     default_cache_dir,  # re-exported: the cache's public home was here
 )
-from repogym_gym.pyenv import command_env, ensure_env, grader_env
 from repogym_gym.sandbox import LocalSandbox, Sandbox
 from repogym_gym.sources import materialize
 from repogym_gym.task import Task
 from repogym_gym.tree import Entry, Manifest, git_mode, scan_tree
+from repogym_gym.venvs import ensure_venv, grader_venv, venv_environ
 
 __all__ = ["Baseline", "BaselineStore", "default_cache_dir"]
 
@@ -59,7 +59,7 @@ class Baseline:
         commit: The baseline commit id.
         manifest: Relative path -> Entry for every path of ``tree``.
         python_env: The Python environment the task's commands run in: its own (``repo.env``),
-            else the grader's test environment (:func:`~repogym_gym.pyenv.grader_env`).
+            else the grader's test environment (:func:`~repogym_gym.venvs.grader_venv`).
     """
 
     task_id: str
@@ -175,7 +175,7 @@ class BaselineStore:
 
     def _python_env(self, task: Task) -> Path:
         env = task.spec.repo.env
-        return grader_env(self.cache_dir) if env is None else ensure_env(env.requirements, cache_dir=self.cache_dir)
+        return grader_venv(self.cache_dir) if env is None else ensure_venv(env.requirements, cache_dir=self.cache_dir)
 
     @staticmethod
     def _apply_patches(task: Task, tree: Path) -> None:
@@ -195,7 +195,7 @@ class BaselineStore:
                 ["bash", "-c", command],
                 cwd=tree,
                 timeout_s=limits.setup_timeout_s,
-                env=command_env(env_dir),
+                env=venv_environ(env_dir),
                 output_limit_bytes=limits.output_limit_bytes,
             )
             if result.timed_out:

@@ -46,11 +46,11 @@ from repogym_gym.graders.testrun import judge_dir, pycache_dir, run_tests
 from repogym_gym.grading_copy import build_grading_copy
 from repogym_gym.hiding import secret_paths
 from repogym_gym.paths import default_cache_dir
-from repogym_gym.pyenv import command_env, env_dir, grader_env_dir
 from repogym_gym.results import GradeComponent, GradeResult
 from repogym_gym.sandbox import LocalSandbox, Sandbox
 from repogym_gym.task import Task
 from repogym_gym.tree import discard_tree
+from repogym_gym.venvs import grader_venv_dir, venv_dir, venv_environ
 from repogym_gym.workspace import Snapshot, Workspace
 
 __all__ = [
@@ -89,7 +89,7 @@ def task_python_env(task: Task, cache_dir: Path) -> Path:
     """Where ``task``'s commands find their Python environment under ``cache_dir`` (nothing is built):
     its own (``repo.env``), else the grader's test environment."""
     env = task.spec.repo.env
-    return env_dir(env.requirements, cache_dir=cache_dir) if env is not None else grader_env_dir(cache_dir)
+    return venv_dir(env.requirements, cache_dir=cache_dir) if env is not None else grader_venv_dir(cache_dir)
 
 
 def default_grader(task: Task) -> CompositeGrader:
@@ -278,7 +278,7 @@ def run_visible_tests(workspace: Workspace, *, sandbox: Sandbox, timeout_s: floa
         build_grading_copy(task, baseline, changes, copy, hidden=False)
         run = run_tests(spec.tests, repo=copy, scratch=tmp / "scratch", baseline_tree=baseline.tree, sandbox=sandbox,
                         timeout_s=timeout_s if timeout_s is not None else spec.limits.test_timeout_s,
-                        output_limit_bytes=spec.limits.output_limit_bytes, extra_env=command_env(baseline.python_env))
+                        output_limit_bytes=spec.limits.output_limit_bytes, extra_env=venv_environ(baseline.python_env))
         output = run.task_output(VISIBLE_OUTPUT_CHARS).replace(str(copy) + "/", "")
     finally:
         discard_tree(tmp)  # the code under test ran there: any depth, any name

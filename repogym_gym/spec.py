@@ -269,7 +269,7 @@ def _untagged(error: ErrorDetails, kind: object) -> InitErrorDetails:
 
 
 class PythonEnvSpec(StrictModel):
-    """A task's own Python environment (see :mod:`repogym_gym.pyenv`)."""
+    """A task's own Python environment (see :mod:`repogym_gym.venvs`)."""
 
     requirements: list[str] = Field(
         description="pip requirement specifiers, pinned (e.g. 'pytest==8.3.3'); the test runner needs pytest."

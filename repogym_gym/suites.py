@@ -36,10 +36,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from repogym_gym.errors import TaskSpecError
 from repogym_gym.mine.mutation import MutationOptions, MutationReport, mine_mutations
 from repogym_gym.paths import default_cache_dir
-from repogym_gym.pyenv import ensure_env
 from repogym_gym.sources import materialize_source
 from repogym_gym.spec import PypiSource, TestSpec
 from repogym_gym.task import format_validation_error
+from repogym_gym.venvs import ensure_venv
 
 __all__ = ["MINER_VERSION", "PackageRecipe", "SuiteRecipe", "build_suite", "built_suite", "load_recipe", "mine_package",
            "suite_key"]
@@ -158,8 +158,8 @@ def mine_package(pkg: PackageRecipe, out_dir: Path, *, cache_dir: Path | None = 
 
 def _mine_package(pkg: PackageRecipe, out_dir: Path, cache_dir: Path, say: Callable[[str], None]) -> MutationReport:
     say(f"{pkg.package}: fetching {pkg.package}=={pkg.version} and its test environment")
-    env_dir = ensure_env(pkg.requirements, cache_dir=cache_dir)
-    coverage_env = ensure_env([*pkg.requirements, _COVERAGE], cache_dir=cache_dir)
+    env_dir = ensure_venv(pkg.requirements, cache_dir=cache_dir)
+    coverage_env = ensure_venv([*pkg.requirements, _COVERAGE], cache_dir=cache_dir)
     template = {
         "repo": {"source": pkg.source().model_dump(mode="json", exclude_none=True),
                  "env": {"requirements": pkg.requirements}},

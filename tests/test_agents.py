@@ -13,7 +13,7 @@ import pytest
 
 from repogym_gym.agents import Agent, GoldenAgent, NoopAgent, golden_actions
 from repogym_gym.commands import check_command
-from repogym_gym.env import RepoEnv
+from repogym_gym.episode import Episode
 from repogym_gym.errors import PatchError, TaskNotFoundError
 from repogym_gym.task import Task
 from repogym_gym.workspace import Snapshot, Workspace
@@ -92,7 +92,7 @@ def test_golden_actions_delete_removed_files_with_an_allowed_command(make_task: 
 
 def test_the_golden_plan_scores_one_through_repo_env(make_task: MakeTask) -> None:
     task = make_task(files={"calc/old.py": "x = 1\n"}, patch=GOLDEN_PATCH + delete_patch("calc/old.py"))
-    env = RepoEnv(task)
+    env = Episode(task)
     try:
         env.reset()
         results = [env.step(action) for action in golden_actions(task)]
@@ -105,7 +105,7 @@ def test_the_golden_plan_scores_one_through_repo_env(make_task: MakeTask) -> Non
 
 def test_golden_actions_delete_a_file_whose_name_has_a_quote(make_task: MakeTask) -> None:
     task = make_task(files={"calc/it's.py": "x = 1\n"}, patch=GOLDEN_PATCH + delete_patch("calc/it's.py"))
-    env = RepoEnv(task)
+    env = Episode(task)
     try:
         env.reset()
         results = [env.step(action) for action in golden_actions(task)]

@@ -13,7 +13,7 @@ import textwrap
 
 import pytest
 
-from repogym_gym.env import RepoEnv
+from repogym_gym.episode import Episode
 from repogym_gym.task import Task, load_task
 from tests.helpers import CALC_SOURCE, STARTER, MakeTask
 
@@ -126,7 +126,7 @@ HOOKS = {"patch-Function.runtest": HOOK_RUNTEST, "module-plugin-with-a-foreign-f
          "outcome-descriptor": HOOK_OUTCOME_DESCRIPTOR, "hookimpl-appended-without-registering": HOOK_IMPL_APPENDED}
 
 
-def submit(env: RepoEnv, *actions: dict) -> tuple[float, dict]:
+def submit(env: Episode, *actions: dict) -> tuple[float, dict]:
     env.reset()
     for action in actions:
         env.step(action)
@@ -140,7 +140,7 @@ def _tests_details(info: dict) -> dict:
 
 @pytest.mark.parametrize("hook", list(HOOKS))
 def test_in_process_hook_forcing_passes_scores_0_and_names_the_tampering(tiny_task: Task, hook: str) -> None:
-    env = RepoEnv(tiny_task)
+    env = Episode(tiny_task)
     try:
         reward, info = submit(env, {"kind": "write", "path": "calc/__init__.py", "content": CALC_SOURCE + HOOKS[hook]})
     finally:
@@ -151,7 +151,7 @@ def test_in_process_hook_forcing_passes_scores_0_and_names_the_tampering(tiny_ta
 
 
 def test_hook_in_a_new_tests_package_init_is_a_protected_violation(tiny_task: Task) -> None:
-    env = RepoEnv(tiny_task)
+    env = Episode(tiny_task)
     try:
         reward, info = submit(env, {"kind": "write", "path": "tests/__init__.py", "content": HOOK_RUNTEST})
     finally:
@@ -162,7 +162,7 @@ def test_hook_in_a_new_tests_package_init_is_a_protected_violation(tiny_task: Ta
 
 
 def test_the_hooked_package_earns_no_shaping(tiny_task: Task) -> None:
-    env = RepoEnv(tiny_task, reward_shaping=True)
+    env = Episode(tiny_task, reward_shaping=True)
     try:
         env.reset()
         env.step({"kind": "write", "path": "calc/__init__.py", "content": CALC_SOURCE + HOOK_RUNTEST})
@@ -175,7 +175,7 @@ def test_the_hooked_package_earns_no_shaping(tiny_task: Task) -> None:
 
 
 def test_the_test_action_hides_the_planted_tests(tiny_task: Task) -> None:
-    env = RepoEnv(tiny_task)
+    env = Episode(tiny_task)
     try:
         env.reset()
         obs = env.step({"kind": "test"}).observation
@@ -189,7 +189,7 @@ def test_the_test_action_hides_the_planted_tests(tiny_task: Task) -> None:
 
 def test_moving_the_long_function_to_a_new_module_does_not_game_the_quality_metric() -> None:
     task = load_task(STARTER / "shipping-quote-refactor")
-    env = RepoEnv(task)
+    env = Episode(task)
     try:
         reward, info = submit(
             env,
@@ -213,7 +213,7 @@ def test_a_benchmark_that_detects_itself_and_exits_early_scores_0() -> None:
         if _sys.argv and _sys.argv[0].endswith("bench_dedupe.py"):
             raise SystemExit(0)
     """)
-    env = RepoEnv(task)
+    env = Episode(task)
     try:
         reward, info = submit(env, {"kind": "write", "path": "contacts/__init__.py", "content": early_exit})
     finally:
@@ -225,7 +225,7 @@ def test_a_benchmark_that_detects_itself_and_exits_early_scores_0() -> None:
 
 def test_an_over_long_path_is_a_constraint_violation_not_an_infra_error(tiny_task: Task) -> None:
     deep = "/".join(["d" * 200] * 6) + "/f.py"  # fits the workspace, not the deeper grading copies
-    env = RepoEnv(tiny_task)
+    env = Episode(tiny_task)
     try:
         reward, info = submit(env, {"kind": "write", "path": deep, "content": "x = 1\n"})
     finally:
@@ -239,7 +239,7 @@ def test_grade_info_carries_no_test_output(make_task: MakeTask) -> None:
     task = make_task(hidden={"tests/test_calc_hidden.py": "from calc import add\n\n\ndef test_add_negative():\n"
                                                              "    secret_marker = 'HIDDEN-TEST-SOURCE'\n"
                                                              "    assert add(-2, -3) == -5, secret_marker\n"})
-    env = RepoEnv(task)
+    env = Episode(task)
     try:
         _, info = submit(env)
     finally:
@@ -250,7 +250,7 @@ def test_grade_info_carries_no_test_output(make_task: MakeTask) -> None:
 def test_a_refactor_that_execs_the_original_source_from_a_string_scores_0() -> None:
     task = load_task(STARTER / "shipping-quote-refactor")
     original = (task.root / "repo" / "shipping" / "rates.py").read_text()
-    env = RepoEnv(task)
+    env = Episode(task)
     try:
         reward, info = submit(env, {"kind": "write", "path": "shipping/rates.py",
                                     "content": f"_SRC = {original!r}\nexec(compile(_SRC, __file__, 'exec'), globals())\n"})
@@ -278,7 +278,7 @@ def test_reading_the_benchmarks_reference_answer_from_its_frame_gains_nothing() 
                 return list(caller["want_dups"])
             return _slow_duplicate_keys(records, key)
     """)
-    env = RepoEnv(task)
+    env = Episode(task)
     try:
         _, info = submit(env, {"kind": "write", "path": "contacts/dedupe.py", "content": source + peek})
     finally:
@@ -293,7 +293,7 @@ def test_reading_the_benchmarks_reference_answer_from_its_frame_gains_nothing() 
 
 
 def test_a_package_directory_turned_into_a_file_is_the_submissions_fault(tiny_task: Task) -> None:
-    env = RepoEnv(tiny_task)
+    env = Episode(tiny_task)
     try:
         reward, info = submit(env, {"kind": "run", "command":
                                     "python -c \"import shutil; shutil.rmtree('calc'); open('calc', 'w').write('x')\""})

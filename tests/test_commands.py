@@ -1,6 +1,6 @@
 """Tests for repogym_gym.commands: the Run allowlist, split into shell segments quote-aware.
 
-These are pure checks; tests/test_env.py proves with real subprocesses that a refused command
+These are pure checks; tests/test_episode.py proves with real subprocesses that a refused command
 runs nothing.
 """
 

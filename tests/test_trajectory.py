@@ -1,4 +1,4 @@
-"""Tests for repogym_gym.trajectory: the JSON record RepoEnv writes for every finished episode."""
+"""Tests for repogym_gym.trajectory: the JSON record Episode writes for every finished episode."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from repogym_gym.actions import Observation
-from repogym_gym.env import RepoEnv, StepResult
+from repogym_gym.episode import Episode, StepResult
 from repogym_gym.task import Task
 from repogym_gym.trajectory import Trajectory, TrajectoryStep
 from tests.helpers import FIXED_SOURCE, MakeTask
@@ -18,7 +18,7 @@ FIX: dict[str, Any] = {"kind": "write", "path": "calc/__init__.py", "content": F
 ENV_SPEC = '{"id": "RepoGym/tiny-calc-v0", "max_episode_steps": 10}'
 
 
-def play(env: RepoEnv, actions: list[Any]) -> list[StepResult]:
+def play(env: Episode, actions: list[Any]) -> list[StepResult]:
     env.reset()
     results = []
     for action in actions:
@@ -38,7 +38,7 @@ def traj_dir(tmp_path: Path) -> Path:
 
 
 def test_a_submitted_episode_records_every_step(tiny_task: Task, traj_dir: Path) -> None:
-    env = RepoEnv(tiny_task, trajectory_dir=traj_dir, env_spec_json=ENV_SPEC)
+    env = Episode(tiny_task, trajectory_dir=traj_dir, env_spec_json=ENV_SPEC)
     actions: list[Any] = [{"kind": "read", "path": "calc/__init__.py"}, "not an action", None, FIX, {"kind": "submit"}]
     try:
         results = play(env, actions)
@@ -63,7 +63,7 @@ def test_a_submitted_episode_records_every_step(tiny_task: Task, traj_dir: Path)
 
 
 def test_unparseable_actions_are_recorded_raw(tiny_task: Task, traj_dir: Path) -> None:
-    env = RepoEnv(tiny_task, trajectory_dir=traj_dir)
+    env = Episode(tiny_task, trajectory_dir=traj_dir)
     try:
         results = play(env, ["not an action", None, {"kind": "fly"}, {"kind": "submit"}])
     finally:
@@ -79,7 +79,7 @@ def test_unparseable_actions_are_recorded_raw(tiny_task: Task, traj_dir: Path) -
 
 
 def test_a_huge_raw_action_is_capped(tiny_task: Task, traj_dir: Path) -> None:
-    env = RepoEnv(tiny_task, trajectory_dir=traj_dir)
+    env = Episode(tiny_task, trajectory_dir=traj_dir)
     try:
         results = play(env, ["x" * 1_000_000, {"kind": "submit"}])
     finally:
@@ -89,7 +89,7 @@ def test_a_huge_raw_action_is_capped(tiny_task: Task, traj_dir: Path) -> None:
 
 
 def test_a_truncated_episode_is_recorded_as_truncated(tiny_task: Task, traj_dir: Path) -> None:
-    env = RepoEnv(tiny_task, trajectory_dir=traj_dir, max_steps=2)
+    env = Episode(tiny_task, trajectory_dir=traj_dir, max_steps=2)
     try:
         results = play(env, [FIX, {"kind": "list_files"}])
     finally:
@@ -101,7 +101,7 @@ def test_a_truncated_episode_is_recorded_as_truncated(tiny_task: Task, traj_dir:
 
 
 def test_an_infra_error_episode_is_recorded_without_a_grade(make_task: MakeTask, traj_dir: Path) -> None:
-    env = RepoEnv(make_task(repo={"setup": ["exit 3"]}), trajectory_dir=traj_dir)
+    env = Episode(make_task(repo={"setup": ["exit 3"]}), trajectory_dir=traj_dir)
     try:
         results = play(env, [{"kind": "submit"}])
     finally:
@@ -113,7 +113,7 @@ def test_an_infra_error_episode_is_recorded_without_a_grade(make_task: MakeTask,
 
 
 def test_the_file_round_trips(tiny_task: Task, traj_dir: Path) -> None:
-    env = RepoEnv(tiny_task, trajectory_dir=traj_dir, env_spec_json=ENV_SPEC)
+    env = Episode(tiny_task, trajectory_dir=traj_dir, env_spec_json=ENV_SPEC)
     try:
         results = play(env, [{"kind": "test"}, {"kind": "run", "command": "echo hi"}, "junk", {"kind": "submit"}])
     finally:
@@ -125,7 +125,7 @@ def test_the_file_round_trips(tiny_task: Task, traj_dir: Path) -> None:
 
 
 def test_each_episode_writes_its_own_file(tiny_task: Task, traj_dir: Path) -> None:
-    env = RepoEnv(tiny_task, trajectory_dir=traj_dir)
+    env = Episode(tiny_task, trajectory_dir=traj_dir)
     try:
         first = play(env, [{"kind": "submit"}])[-1]
         second = play(env, [{"kind": "submit"}])[-1]
@@ -139,7 +139,7 @@ def test_no_file_without_a_trajectory_dir(tiny_task: Task, tmp_path: Path, monke
     cwd = tmp_path / "cwd"
     cwd.mkdir()
     monkeypatch.chdir(cwd)
-    env = RepoEnv(tiny_task)
+    env = Episode(tiny_task)
     try:
         result = play(env, [{"kind": "submit"}])[-1]
     finally:

@@ -2,7 +2,7 @@
 
 An agent is told the task at the start of an episode (``begin``), then asked for one action
 per step (``act``). Actions are whatever the env accepts: dicts with a string ``kind`` work for
-both :class:`~repogym_gym.env.RepoEnv`-backed gym envs and the text wrapper's JSON.
+both :class:`~repogym_gym.episode.Episode`-backed gym envs and the text wrapper's JSON.
 """
 
 from __future__ import annotations

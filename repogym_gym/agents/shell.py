@@ -8,7 +8,7 @@ argument:
 - ``{problem_file}``: a file holding the problem statement, outside the workspace;
 - ``{task_id}``: the task's id.
 
-The command runs through the episode's own sandbox (:meth:`~repogym_gym.env.RepoEnv.run_command`,
+The command runs through the episode's own sandbox (:meth:`~repogym_gym.episode.Episode.run_command`,
 as the episode's Run actions do): in bubblewrap or Docker it sees only what the task's commands
 see (the system directories, the workspace, the task's Python environment) as an unprivileged
 uid, with no network; in the local sandbox it runs on the host. Its environment is scrubbed

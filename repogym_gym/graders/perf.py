@@ -86,11 +86,11 @@ from repogym_gym.graders import canon
 from repogym_gym.graders.base import GradingContext, component
 from repogym_gym.graders.perfstats import judge, perf_score, worst_case_speedup
 from repogym_gym.grading_copy import build_grading_copy
-from repogym_gym.pyenv import command_env
 from repogym_gym.results import GradeComponent, Role
 from repogym_gym.safetext import short_text
 from repogym_gym.spec import PerfSpec
 from repogym_gym.tree import discard_tree, write_file_safely
+from repogym_gym.venvs import venv_environ
 
 __all__ = ["CANON_ENV", "CANON_PATH", "MIN_PAIRS_TO_ACCEPT", "PerfGrader", "perf_score"]
 
@@ -176,7 +176,7 @@ class PerfGrader:
                 if not candidate:
                     raise
                 raise GraderError(f"the submission cannot be copied for a benchmark run: {exc}") from None
-            env = {**command_env(ctx.baseline.python_env), "REPOGYM_PERF_SEED": seed,
+            env = {**venv_environ(ctx.baseline.python_env), "REPOGYM_PERF_SEED": seed,
                    CANON_ENV: str(root / "repo" / CANON_PATH)}
             result = ctx.sandbox.run(["bash", "-c", perf.command], cwd=root / "repo", timeout_s=perf.timeout_s, env=env,
                                      output_limit_bytes=ctx.task.spec.limits.output_limit_bytes)

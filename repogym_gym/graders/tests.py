@@ -21,8 +21,8 @@ from __future__ import annotations
 from repogym_gym.graders.base import GradingContext, component
 from repogym_gym.graders.quality import runtime_code_violations
 from repogym_gym.graders.testrun import TestRun, run_tests
-from repogym_gym.pyenv import command_env
 from repogym_gym.results import GradeComponent, Role, TestOutcome
+from repogym_gym.venvs import venv_environ
 
 __all__ = ["TestGrader", "score_tests"]
 
@@ -78,7 +78,7 @@ class TestGrader:
             sandbox=ctx.sandbox,
             timeout_s=spec.limits.test_timeout_s,
             output_limit_bytes=spec.limits.output_limit_bytes,
-            extra_env=command_env(ctx.baseline.python_env),
+            extra_env=venv_environ(ctx.baseline.python_env),
         )
         return self.score_run(ctx, run)
 

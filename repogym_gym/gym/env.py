@@ -1,4 +1,4 @@
-"""RepoGymEnv: a ``gymnasium.Env`` over :class:`~repogym_gym.env.RepoEnv`.
+"""RepoGymEnv: a ``gymnasium.Env`` over :class:`~repogym_gym.episode.Episode`.
 
 One class serves three kinds of ids (see :mod:`repogym_gym.gym.registration`):
 
@@ -25,7 +25,7 @@ import numpy as np
 
 from repogym_gym.actions import Observation
 from repogym_gym.baseline import BaselineStore
-from repogym_gym.env import EpisodeError, RepoEnv
+from repogym_gym.episode import Episode, EpisodeError
 from repogym_gym.errors import TaskNotFoundError
 from repogym_gym.gym.spaces import NO_EXIT_CODE, action_space, observation_space
 from repogym_gym.sandbox import Sandbox, SandboxConfig, make_sandbox, sandbox_config
@@ -88,7 +88,7 @@ class RepoGymEnv(gym.Env[dict[str, Any], Any]):
         self._sandboxes: dict[str, Sandbox] = {}
         self._sandbox = self._sandbox_for(self._fixed)  # an unknown or unavailable sandbox fails here
         self._store = BaselineStore(Path(cache_dir)) if cache_dir else None
-        self._episode: RepoEnv | None = None
+        self._episode: Episode | None = None
 
     @property
     def sandbox_name(self) -> str:
@@ -115,7 +115,7 @@ class RepoGymEnv(gym.Env[dict[str, Any], Any]):
             if self._episode is not None:
                 self._episode.close()
             self._sandbox = self._sandbox_for(task)
-            self._episode = RepoEnv(task, sandbox=self._sandbox, store=self._store,
+            self._episode = Episode(task, sandbox=self._sandbox, store=self._store,
                                     env_spec_json=self._spec_json(), **self._options)  # type: ignore[arg-type]
         obs, info = self._episode.reset()
         return self._to_space(obs), info
@@ -159,8 +159,8 @@ class RepoGymEnv(gym.Env[dict[str, Any], Any]):
         return self._episode.task if self._episode is not None else self._fixed
 
     @property
-    def episode(self) -> RepoEnv | None:
-        """The underlying RepoEnv (workspace, last grade)."""
+    def episode(self) -> Episode | None:
+        """The underlying Episode (workspace, last grade)."""
         return self._episode
 
     def _spec_json(self) -> str | None:

@@ -24,7 +24,7 @@ from gymnasium import spaces
 from gymnasium.vector.utils.shared_memory import create_shared_memory, read_from_shared_memory, write_to_shared_memory
 
 from repogym_gym.actions import ACTION_KINDS
-from repogym_gym.env import MAX_OBSERVATION_CHARS
+from repogym_gym.episode import MAX_OBSERVATION_CHARS
 
 __all__ = ["ACTION_SPACE", "NO_EXIT_CODE", "OBSERVATION_SPACE", "TEXT_LIMITS", "UnicodeText", "action_space", "observation_space"]
 

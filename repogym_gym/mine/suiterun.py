@@ -18,9 +18,9 @@ from pathlib import Path
 from junitparser import JUnitXml
 
 from repogym_gym.graders.testrun import run_tests, write_ini
-from repogym_gym.pyenv import command_env
 from repogym_gym.sandbox import LocalSandbox, Sandbox
 from repogym_gym.spec import TestSpec
+from repogym_gym.venvs import venv_environ
 
 __all__ = ["SuiteRun", "exercised_lines", "run_suite", "stable_outcomes"]
 
@@ -88,7 +88,7 @@ def run_suite(
     spec = tests.model_copy(update={"fail_to_pass": [], "pass_to_pass": []})
     with tempfile.TemporaryDirectory(prefix="repogym-mine-") as scratch:
         run = run_tests(spec, repo=tree, scratch=Path(scratch), baseline_tree=tree, sandbox=sandbox or LocalSandbox(),
-                        timeout_s=timeout_s, output_limit_bytes=200_000, sentinel=False, extra_env=command_env(env_dir))
+                        timeout_s=timeout_s, output_limit_bytes=200_000, sentinel=False, extra_env=venv_environ(env_dir))
         if run.report is None:
             return SuiteRun({}, {}, run.invalid or "no report", run.result.duration_s)
         statuses: dict[str, str] = {i: run.report.statuses[i] for i in run.report.ids}
@@ -122,7 +122,7 @@ def exercised_lines(
                 args = args[len(launcher):]
                 break
         include = ",".join(str(tree / f) for f in files)
-        env = {**command_env(env_dir), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+        env = {**venv_environ(env_dir), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
         sandbox.run(["python", "-m", "coverage", "run", f"--data-file={data}", f"--include={include}", "-m", "pytest",
                      "-c", str(ini), "--rootdir", str(tree), "-p", "no:cacheprovider", *args],
                     cwd=tree, timeout_s=timeout_s, env=env)

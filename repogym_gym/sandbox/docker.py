@@ -1,6 +1,6 @@
 """DockerSandbox: an episode's commands as execs in its own container, grading in fresh ones.
 
-Lifecycle: :meth:`DockerSandbox.open` (RepoEnv calls it at ``reset``) starts a container for a
+Lifecycle: :meth:`DockerSandbox.open` (Episode calls it at ``reset``) starts a container for a
 workspace; every command whose ``cwd`` and ``writable`` directories lie in that tree is an
 ``exec`` in it; :meth:`~DockerSandbox.release` (at ``close``) removes it. Any other command (a
 grading copy, the Test action's copy) gets a one-shot container, removed when it ends.

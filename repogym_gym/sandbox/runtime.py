@@ -3,7 +3,7 @@
 A confining sandbox (bubblewrap, Docker) binds an allowlist instead of the host, so the
 interpreter its commands run must be bound on purpose. It is the *base* installation of the
 running interpreter (a venv's ``home``; a pyenv build under ``/root``, say), since every task
-environment and the grader's own test environment (:func:`repogym_gym.pyenv.grader_env`) is
+environment and the grader's own test environment (:func:`repogym_gym.venvs.grader_venv`) is
 a venv of it, and what is bound of it is only:
 
 - its standard library (``lib-dynload`` included), read-only;

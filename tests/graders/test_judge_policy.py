@@ -24,7 +24,7 @@ import yaml
 from repogym_gym.graders import judge_code, judge_ledger, judge_namespaces, judge_policy, judge_statements, judge_values
 from repogym_gym.graders.record import read_record as _read_record
 from repogym_gym.graders.testrun import POLICY_SCRIPTS, RUNNER_SCRIPT
-from repogym_gym.pyenv import ensure_env
+from repogym_gym.venvs import ensure_venv
 
 REALCODE_RECIPE = Path(__file__).resolve().parents[2] / "task_suites" / "realcode" / "recipe.yaml"
 
@@ -175,7 +175,7 @@ def task_python(tmp_path_factory: pytest.TempPathFactory) -> str:
     ``config.hook`` is a ``PathAwareHookProxy`` of the relay), not this suite's own pytest."""
     pins = {r for p in yaml.safe_load(REALCODE_RECIPE.read_text())["packages"] for r in p["requirements"]}
     assert len(pins) == 1, pins
-    env = ensure_env(sorted(pins), cache_dir=tmp_path_factory.mktemp("task-env"))
+    env = ensure_venv(sorted(pins), cache_dir=tmp_path_factory.mktemp("task-env"))
     return str(env / "bin" / "python")
 
 

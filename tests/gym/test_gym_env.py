@@ -12,7 +12,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from repogym_gym.agents import GoldenAgent, NoopAgent, run_episode
-from repogym_gym.env import EpisodeError
+from repogym_gym.episode import EpisodeError
 from repogym_gym.gym import NO_EXIT_CODE, TextActionWrapper, UnicodeText, tool_schema
 from repogym_gym.gym.spaces import ACTION_SPACE, OBSERVATION_SPACE
 from tests.gym.helpers import gym_action

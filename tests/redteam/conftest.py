@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from repogym_gym.env import RepoEnv
+from repogym_gym.episode import Episode
 from repogym_gym.sandbox import Sandbox
 from tests.redteam.helpers import (
     SANDBOXES,
@@ -63,11 +63,11 @@ def confines(sandbox_name: str) -> bool:
 
 @pytest.fixture
 def start(sandbox: Sandbox) -> Iterator[Start]:
-    """Factory: ``start(task, **RepoEnv options) -> RepoEnv`` reset and running in the sandbox."""
-    envs: list[RepoEnv] = []
+    """Factory: ``start(task, **Episode options) -> Episode`` reset and running in the sandbox."""
+    envs: list[Episode] = []
 
-    def factory(task: Any, **options: Any) -> RepoEnv:
-        env = RepoEnv(task, sandbox=sandbox, **options)
+    def factory(task: Any, **options: Any) -> Episode:
+        env = Episode(task, sandbox=sandbox, **options)
         envs.append(env)
         _, info = env.reset()
         assert "infra_error" not in info, info

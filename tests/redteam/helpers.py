@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from repogym_gym.env import RepoEnv, StepResult
+from repogym_gym.episode import Episode, StepResult
 from repogym_gym.errors import SandboxUnavailableError
 from repogym_gym.sandbox import Sandbox, make_sandbox
 
@@ -76,7 +76,7 @@ def require_sandbox(name: str, **kwargs: Any) -> Sandbox:
         pytest.skip(f"{name} sandbox unavailable: {exc}")
 
 
-Start = Callable[..., RepoEnv]
+Start = Callable[..., Episode]
 
 
 def processes_in(tree: Path) -> list[int]:
@@ -111,29 +111,29 @@ def wait_for_no_processes_in(tree: Path, timeout_s: float = 5.0) -> list[int]:
 # -- acting as the agent ---------------------------------------------------------------------
 
 
-def act(env: RepoEnv, kind: str, **fields: Any) -> StepResult:
+def act(env: Episode, kind: str, **fields: Any) -> StepResult:
     """One step of the env's own action space."""
     return env.step({"kind": kind, **fields})
 
 
-def run(env: RepoEnv, command: str) -> StepResult:
+def run(env: Episode, command: str) -> StepResult:
     """A Run action (the allowlisted shell)."""
     return act(env, "run", command=command)
 
 
-def write(env: RepoEnv, path: str, content: str) -> StepResult:
+def write(env: Episode, path: str, content: str) -> StepResult:
     result = act(env, "write", path=path, content=content)
     assert result.observation.error is None, result.observation.text
     return result
 
 
-def script(env: RepoEnv, code: str, name: str = "attack.py") -> StepResult:
+def script(env: Episode, code: str, name: str = "attack.py") -> StepResult:
     """Write a Python script into the workspace and run it (``python`` is allowlisted)."""
     write(env, name, textwrap.dedent(code))
     return run(env, f"python {name}")
 
 
-def submit(env: RepoEnv) -> StepResult:
+def submit(env: Episode) -> StepResult:
     result = act(env, "submit")
     assert result.terminated, result.observation.text
     return result

@@ -29,7 +29,7 @@ import pytest
 
 import repogym_gym  # noqa: F401  (registers RepoGym/Task-v0)
 from repogym_gym.agents.registry import AgentSpec
-from repogym_gym.env import RepoEnv
+from repogym_gym.episode import Episode
 from repogym_gym.export import export_jsonl
 from repogym_gym.runner import run_task
 from repogym_gym.sandbox import Sandbox
@@ -290,7 +290,7 @@ def test_exports_and_results_are_private_and_out_of_sight(sandbox: Sandbox, tiny
     assert any(p.suffix == ".json" and "trajectories" in p.parts for p in files)
     patterns = [str(export), f"{out}/**/*.json"]
     for box in (sandbox, sandbox.scoped(reveal=[out.parent])):  # type: ignore[attr-defined]
-        env = RepoEnv(tiny_task, sandbox=box)
+        env = Episode(tiny_task, sandbox=box)
         try:
             env.reset()
             text = script(env, READ_PROBE.format(patterns=patterns)).observation.text

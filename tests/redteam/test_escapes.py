@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from repogym_gym.env import RepoEnv
+from repogym_gym.episode import Episode
 from repogym_gym.sandbox import Sandbox
 from repogym_gym.task import Task
 from tests.redteam.helpers import GUARDRAIL, Start, act, assert_unearned_zero, attack, run, script, submit, violations
@@ -160,7 +160,7 @@ def test_remounting_a_read_only_bind_writable_fails(sandbox: Sandbox, tiny_task:
     The host file is world-writable: only the read-only mount stands in the way. Neither
     sandbox shows that host directory unless told to, so it is revealed (read-only) here.
     """
-    env = RepoEnv(tiny_task, sandbox=sandbox.scoped(reveal=[host_file.parent]))  # type: ignore[attr-defined]
+    env = Episode(tiny_task, sandbox=sandbox.scoped(reveal=[host_file.parent]))  # type: ignore[attr-defined]
     try:
         env.reset()
         out = script(env, REMOUNT.format(target=str(host_file), directory=str(host_file.parent))).observation.text

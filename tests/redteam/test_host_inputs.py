@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from repogym_gym.env import RepoEnv, StepResult
+from repogym_gym.episode import Episode, StepResult
 from repogym_gym.sandbox.disk import tree_bytes
 from repogym_gym.task import Task
 from tests.helpers import FIXED_SOURCE, MakeTask
@@ -59,7 +59,7 @@ def assert_utf8_everywhere(result: StepResult) -> None:
     json.dumps(result.info, ensure_ascii=False).encode("utf-8")
 
 
-def fixed(env: RepoEnv) -> None:
+def fixed(env: Episode) -> None:
     write(env, "calc/__init__.py", FIXED_SOURCE)
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from repogym_gym.env import RepoEnv
+from repogym_gym.episode import Episode
 from repogym_gym.sandbox import Sandbox
 from repogym_gym.task import Task, load_task
 from tests.helpers import CALC_SOURCE, FIXED_SOURCE, GOLDEN_PATCH, HIDDEN_TESTS, VISIBLE_TESTS, git, tiny_spec
@@ -320,7 +320,7 @@ def test_the_kernel_keyring_carries_nothing_from_one_command_to_the_next(one_uid
     desc = f"repogym-redteam-{secrets.token_hex(4)}"
     lib = _keyring_lib()
     writer = lib + f"put({desc!r}, open({'tests/test_calc_hidden.py'!r}, 'rb').read())\n"
-    first = RepoEnv(tiny_task, sandbox=one_uid)
+    first = Episode(tiny_task, sandbox=one_uid)
     try:
         first.reset()
         stored = script(first, lib + f"print(put({desc + '-run'!r}, b'from a run action'))\n").observation.text
@@ -331,7 +331,7 @@ def test_the_kernel_keyring_carries_nothing_from_one_command_to_the_next(one_uid
         first.close()
     assert_unearned_zero(graded)
     assert graded.info["grade"]["fail_to_pass"]["tests/test_calc_hidden.py::test_add_negative"] == "failed"  # it ran
-    later = RepoEnv(tiny_task, sandbox=one_uid)
+    later = Episode(tiny_task, sandbox=one_uid)
     try:
         later.reset()
         read = script(later, lib + f"print('hidden:', get({desc!r}))\n", name="read.py").observation.text

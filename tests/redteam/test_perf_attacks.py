@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from repogym_gym.env import RepoEnv, StepResult
+from repogym_gym.episode import Episode, StepResult
 from repogym_gym.graders import CompositeGrader, ConstraintGrader, PerfGrader
 from repogym_gym.graders.perfstats import judge
 from repogym_gym.grading_copy import build_grading_copy
@@ -543,7 +543,7 @@ def require(condition: bool, message: str) -> None:
         raise RuntimeError(message)
 
 
-def sigstop_episode(env: RepoEnv, task: Task, variant: str, root: Path) -> StepResult:
+def sigstop_episode(env: Episode, task: Task, variant: str, root: Path) -> StepResult:
     """The daemon attack, ``variant`` "run" (from a Run action) or "code" (from the candidate's code)."""
     calc = original(task, "calc/__init__.py")
     if variant == "code":
@@ -601,7 +601,7 @@ def test_a_daemon_stopping_the_baseline_runs_scores_0(start: Start, make_task: M
 def test_under_local_a_daemon_stopping_the_baseline_runs_buys_a_speedup(make_task: MakeTask, grading_root: Path,
                                                                         variant: str) -> None:
     task = tiny_perf_task(make_task)
-    env = RepoEnv(task, sandbox=LocalSandbox())
+    env = Episode(task, sandbox=LocalSandbox())
     try:
         env.reset()
         result = sigstop_episode(env, task, variant, grading_root)
@@ -671,7 +671,7 @@ def test_a_no_op_scores_exactly_0_in_50_of_50_gradings(make_task: MakeTask) -> N
     task = tiny_perf_task(make_task)
     grader = CompositeGrader([ConstraintGrader(), PerfGrader()])
     perfs = []
-    env = RepoEnv(task, grader=grader)
+    env = Episode(task, grader=grader)
     try:
         for trial in range(TRIALS):
             env.reset()
@@ -734,7 +734,7 @@ def test_the_golden_still_scores_1_in_every_trial(make_task: MakeTask) -> None:
     task = tiny_perf_task(make_task, loops=5_000_000)
     golden = tiny_calc(5_000_000, golden=True)
     results = []
-    env = RepoEnv(task)
+    env = Episode(task)
     try:
         for _ in range(3):
             env.reset()

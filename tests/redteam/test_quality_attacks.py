@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from repogym_gym.env import RepoEnv, StepResult
+from repogym_gym.episode import Episode, StepResult
 from repogym_gym.metrics import function_metrics
 from repogym_gym.task import Task, load_task
 from tests.helpers import STARTER
@@ -39,7 +39,7 @@ def original(task: Task) -> str:
     return (task.root / "repo" / RATES).read_text()
 
 
-def behaviour_holds(env: RepoEnv) -> None:
+def behaviour_holds(env: Episode) -> None:
     """The behaviour gate holds: the original code still runs (a Run action of the task's tests)."""
     shown = run(env, "python -m pytest -q tests").observation
     assert shown.exit_code == 0 and "6 passed" in shown.text, shown.text

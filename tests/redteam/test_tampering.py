@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from repogym_gym.baseline import default_cache_dir
-from repogym_gym.pyenv import grader_env_dir
 from repogym_gym.task import Task
+from repogym_gym.venvs import grader_venv_dir
 from tests.helpers import CALC_SOURCE, FIXED_SOURCE, REPO_ROOT
 from tests.redteam.helpers import (
     FORCE_PASS,
@@ -175,7 +175,7 @@ def test_a_pth_in_the_interpreters_site_packages(sandbox_name: str, confines: bo
         out = script(env, code).observation.text
         version = f"python{sys.version_info.major}.{sys.version_info.minor}"
         assert "refused OSError" in out and "Read-only file system" in out, out
-        for prefix in (Path(sys.prefix), grader_env_dir(default_cache_dir())):
+        for prefix in (Path(sys.prefix), grader_venv_dir(default_cache_dir())):
             assert not (prefix / "lib" / version / "site-packages" / "zz_evil.pth").exists()
         result = submit(env)
         assert_unearned_zero(result)
@@ -198,10 +198,10 @@ def _local_episode_in_a_throwaway_interpreter(task: Task, code: str, tmp_path: P
         f"""\
         import sys
         sys.path.insert(0, {str(REPO_ROOT)!r})
-        from repogym_gym.env import RepoEnv
+        from repogym_gym.episode import Episode
         from repogym_gym.sandbox import LocalSandbox
         from repogym_gym.task import load_task
-        env = RepoEnv(load_task({str(task.root)!r}), sandbox=LocalSandbox())
+        env = Episode(load_task({str(task.root)!r}), sandbox=LocalSandbox())
         env.reset()
         env.step({{"kind": "write", "path": "attack.py", "content": {code!r}}})
         print(env.step({{"kind": "run", "command": "python attack.py"}}).observation.text)

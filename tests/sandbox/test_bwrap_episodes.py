@@ -10,14 +10,14 @@ import pytest
 
 from repogym_gym.agents import GoldenAgent, NoopAgent, run_episode
 from repogym_gym.baseline import BaselineStore
-from repogym_gym.env import RepoEnv
+from repogym_gym.episode import Episode
 from repogym_gym.graders.testrun import judge_dir, pycache_dir, warm_pycache
 from repogym_gym.grading import confined
 from repogym_gym.gym.env import RepoGymEnv
-from repogym_gym.pyenv import env_dir, grader_env_dir
 from repogym_gym.sandbox import LocalSandbox, Sandbox
 from repogym_gym.sandbox.bwrap import BubblewrapSandbox
 from repogym_gym.task import Task, load_task
+from repogym_gym.venvs import grader_venv_dir, venv_dir
 from tests.helpers import FIXED_SOURCE, STARTER, MakeTask
 from tests.sandbox.helpers import require_bwrap
 
@@ -41,7 +41,7 @@ def test_starter_controls_score_golden_1_and_noop_0_in_bwrap(task_id: str) -> No
 
 
 def test_the_test_action_runs_the_visible_tests_in_bwrap(tiny_task: Task) -> None:
-    env = RepoEnv(tiny_task, sandbox=require_bwrap())
+    env = Episode(tiny_task, sandbox=require_bwrap())
     try:
         env.reset()
         before = env.step({"kind": "test"}).observation
@@ -65,7 +65,7 @@ def test_a_run_action_cannot_read_the_tasks_secrets_or_the_cache() -> None:
         store = BaselineStore(cache)
         outputs = {}
         for name, sb in (("local", LocalSandbox()), ("bwrap", sandbox)):
-            env = RepoEnv(task, sandbox=sb, store=store)
+            env = Episode(task, sandbox=sb, store=store)
             try:
                 env.reset()
                 outputs[name] = env.step({"kind": "run", "command": command}).observation.text
@@ -87,12 +87,12 @@ def test_confined_hides_the_task_and_the_cache_and_applies_the_task_limits(make_
     assert isinstance(narrowed, BubblewrapSandbox)
     assert narrowed.hide == (str(task.root.resolve()), str((tmp_path / "cache").resolve()))
     # only the environment the task's commands use, never the cache's other environments
-    assert narrowed.reveal == (str(grader_env_dir(tmp_path / "cache").resolve()), str(pycache_dir().resolve()),
+    assert narrowed.reveal == (str(grader_venv_dir(tmp_path / "cache").resolve()), str(pycache_dir().resolve()),
                                str(judge_dir().resolve()))
     assert narrowed.limits.max_processes == 99
     with_env = make_task(repo={"env": {"requirements": ["pytest==9.0.3"]}})
     own = confined(BubblewrapSandbox(), with_env, tmp_path / "cache")
-    assert own.reveal == (str(env_dir(["pytest==9.0.3"], cache_dir=tmp_path / "cache").resolve()), str(pycache_dir().resolve()),
+    assert own.reveal == (str(venv_dir(["pytest==9.0.3"], cache_dir=tmp_path / "cache").resolve()), str(pycache_dir().resolve()),
                           str(judge_dir().resolve()))
 
 

@@ -23,7 +23,7 @@ import pytest
 
 from repogym_gym.agents import GoldenAgent, NoopAgent, run_episode
 from repogym_gym.baseline import BaselineStore
-from repogym_gym.env import RepoEnv
+from repogym_gym.episode import Episode
 from repogym_gym.errors import SandboxError, SandboxUnavailableError
 from repogym_gym.gym.env import RepoGymEnv
 from repogym_gym.results import CommandResult
@@ -164,7 +164,7 @@ def test_a_run_action_cannot_read_the_tasks_secrets_or_the_cache(docker_sandbox:
     command = (f"cat {task.root}/solution.patch | head -c 40; ls {task.root}/hidden/tests; "
                f"ls {cache}/baselines | sed s/^/entry:/; echo done")
     try:
-        env = RepoEnv(task, sandbox=docker_sandbox, store=BaselineStore(cache))
+        env = Episode(task, sandbox=docker_sandbox, store=BaselineStore(cache))
         try:
             env.reset()
             text = env.step({"kind": "run", "command": command}).observation.text
@@ -478,7 +478,7 @@ def _starts(client: object, since: float) -> list[str]:
 def test_an_episode_holds_one_container_and_grading_runs_in_fresh_ones(tiny_task: Task) -> None:
     client = connect()
     sandbox = require_docker()
-    env = RepoEnv(tiny_task, sandbox=sandbox)
+    env = Episode(tiny_task, sandbox=sandbox)
     try:
         since = time.time()
         env.reset()

@@ -1,4 +1,7 @@
-"""Per-task Python environments: a virtualenv outside the work tree, cached by its requirements.
+"""Python virtual environments (venvs) of tasks and of the grader, outside the work tree, cached by
+their requirements. (The other "environments" live elsewhere: the gym env in :mod:`repogym_gym.gym`,
+the episode in :mod:`repogym_gym.episode`, a task's sandbox image in ``task.yaml``'s ``environment``,
+and the process environment of a command in :mod:`repogym_gym.sandbox`.)
 
 Real packages need their own test dependencies (a pinned pytest, hypothesis, ...). Installing
 them inside the work tree would not survive copying (a venv holds absolute paths) and an
@@ -7,14 +10,14 @@ lives at ``<cache>/envs/<key>/`` and the code under test is imported from the tr
 test runner's ``pythonpath``. Commands of such a task run with ``<env>/bin`` first on PATH, so
 ``python`` in a test or setup command means the environment's interpreter.
 
-A task without ``repo.env`` runs in the grader's own test environment (:func:`grader_env`):
+A task without ``repo.env`` runs in the grader's own test environment (:func:`grader_venv`):
 a venv holding pytest and the packages pytest requires, nothing else, so its commands never
 import a package of the host (another release of the package under test, say) and a confining
 sandbox can show it whole.
 
 Example:
-    >>> env = ensure_env(["pytest==8.3.3"], cache_dir=default_cache_dir())   # doctest: +SKIP
-    >>> grader_env(default_cache_dir()).name.startswith("grader-")           # doctest: +SKIP
+    >>> env = ensure_venv(["pytest==8.3.3"], cache_dir=default_cache_dir())   # doctest: +SKIP
+    >>> grader_venv(default_cache_dir()).name.startswith("grader-")           # doctest: +SKIP
     True
 """
 
@@ -36,27 +39,27 @@ from pathlib import Path, PurePosixPath
 from repogym_gym.errors import SetupError
 from repogym_gym.sandbox.base import scrubbed_env
 
-__all__ = ["ENV_READY_MARKER", "GRADER_ENV_PACKAGES", "command_env", "ensure_env", "env_dir", "env_key", "grader_env",
-           "grader_env_dir"]
+__all__ = ["VENV_READY_MARKER", "GRADER_VENV_PACKAGES", "venv_environ", "ensure_venv", "venv_dir", "venv_key", "grader_venv",
+           "grader_venv_dir"]
 
-ENV_READY_MARKER = ".repogym-ready"
+VENV_READY_MARKER = ".repogym-ready"
 _INSTALL_TIMEOUT_S = 900
 #: What the grader's own test environment holds (with what these require, and nothing else).
-GRADER_ENV_PACKAGES = ("pytest",)
-#: Bumped whenever :func:`grader_env` changes how it builds the environment.
-_GRADER_ENV_VERSION = 1
-#: Bumped whenever :func:`ensure_env` changes how it builds an environment (2: no pip, no setuptools).
-_ENV_VERSION = 2
+GRADER_VENV_PACKAGES = ("pytest",)
+#: Bumped whenever :func:`grader_venv` changes how it builds the environment.
+_GRADER_VENV_VERSION = 1
+#: Bumped whenever :func:`ensure_venv` changes how it builds an environment (2: no pip, no setuptools).
+_VENV_VERSION = 2
 
 
-def env_key(requirements: Sequence[str], python: str = sys.executable) -> str:
+def venv_key(requirements: Sequence[str], python: str = sys.executable) -> str:
     """16 hex characters identifying an environment (interpreter version + requirements in order
-    + how :func:`ensure_env` builds it)."""
+    + how :func:`ensure_venv` builds it)."""
     version = ".".join(map(str, sys.version_info[:3])) if python == sys.executable else python
-    return hashlib.sha256(json.dumps([version, list(requirements), _ENV_VERSION]).encode()).hexdigest()[:16]
+    return hashlib.sha256(json.dumps([version, list(requirements), _VENV_VERSION]).encode()).hexdigest()[:16]
 
 
-def ensure_env(requirements: Sequence[str], *, cache_dir: Path, python: str = sys.executable) -> Path:
+def ensure_venv(requirements: Sequence[str], *, cache_dir: Path, python: str = sys.executable) -> Path:
     """The environment for ``requirements``, created (once, under a file lock) if missing.
 
     Args:
@@ -77,20 +80,20 @@ def ensure_env(requirements: Sequence[str], *, cache_dir: Path, python: str = sy
     environment holds the requirements and what they require, nothing else, and a confining
     sandbox shows it whole. A task whose commands need pip or setuptools names them.
     """
-    target = env_dir(requirements, cache_dir=cache_dir, python=python)
+    target = venv_dir(requirements, cache_dir=cache_dir, python=python)
     with _building(target) as build:
         if build:
             _run([python, "-m", "venv", "--without-pip", str(target)], "create the virtualenv")
             if requirements:
                 _run([sys.executable, "-m", "pip", "--python", str(target / "bin" / "python"), "install", "--no-input",
                       "-q", *requirements], f"install {list(requirements)}")
-            (target / ENV_READY_MARKER).write_text(json.dumps(list(requirements)))
+            (target / VENV_READY_MARKER).write_text(json.dumps(list(requirements)))
     return target
 
 
-def env_dir(requirements: Sequence[str], *, cache_dir: Path, python: str = sys.executable) -> Path:
-    """Where :func:`ensure_env` keeps the environment for ``requirements`` (nothing is built)."""
-    return cache_dir / "envs" / env_key(requirements, python)
+def venv_dir(requirements: Sequence[str], *, cache_dir: Path, python: str = sys.executable) -> Path:
+    """Where :func:`ensure_venv` keeps the environment for ``requirements`` (nothing is built)."""
+    return cache_dir / "envs" / venv_key(requirements, python)
 
 
 @contextmanager
@@ -100,7 +103,7 @@ def _building(target: Path) -> Iterator[bool]:
     target.parent.mkdir(parents=True, exist_ok=True)
     with open(target.parent / f"{target.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if (target / ENV_READY_MARKER).is_file():
+        if (target / VENV_READY_MARKER).is_file():
             yield False
             return
         shutil.rmtree(target, ignore_errors=True)
@@ -140,22 +143,22 @@ def _closure(names: Sequence[str]) -> list[importlib.metadata.Distribution]:
     return [found[n] for n in sorted(found)]
 
 
-def grader_env_dir(cache_dir: Path) -> Path:
-    """Where :func:`grader_env` keeps the grader's test environment (nothing is built).
+def grader_venv_dir(cache_dir: Path) -> Path:
+    """Where :func:`grader_venv` keeps the grader's test environment (nothing is built).
 
     Raises:
         SetupError: when a distribution it needs is not installed.
     """
-    pins = [(d.metadata["Name"], d.version) for d in _closure(GRADER_ENV_PACKAGES)]
+    pins = [(d.metadata["Name"], d.version) for d in _closure(GRADER_VENV_PACKAGES)]
     version = ".".join(map(str, sys.version_info[:3]))
-    key = hashlib.sha256(json.dumps([version, pins, _GRADER_ENV_VERSION]).encode()).hexdigest()[:16]
+    key = hashlib.sha256(json.dumps([version, pins, _GRADER_VENV_VERSION]).encode()).hexdigest()[:16]
     return cache_dir / "envs" / f"grader-{key}"
 
 
-def grader_env(cache_dir: Path) -> Path:
+def grader_venv(cache_dir: Path) -> Path:
     """The grader's own test environment, for tasks without ``repo.env`` (built once, under a lock).
 
-    A venv of the base interpreter (no pip, no setuptools) holding :data:`GRADER_ENV_PACKAGES`
+    A venv of the base interpreter (no pip, no setuptools) holding :data:`GRADER_VENV_PACKAGES`
     and what they require, copied file by file (from each distribution's ``RECORD``, bytecode
     and scripts left out) from the distributions the grader itself runs: the same versions,
     and no network.
@@ -171,16 +174,16 @@ def grader_env(cache_dir: Path) -> Path:
         SetupError: when a needed distribution is missing or lists no files, or the venv
             cannot be made.
     """
-    target = grader_env_dir(cache_dir)
+    target = grader_venv_dir(cache_dir)
     with _building(target) as build:
         if build:
             _run([sys.executable, "-m", "venv", "--without-pip", str(target)], "create the grader's test environment")
             site = Path(sysconfig.get_path("purelib", vars={"base": str(target), "platbase": str(target)}))
             copied = []
-            for dist in _closure(GRADER_ENV_PACKAGES):
+            for dist in _closure(GRADER_VENV_PACKAGES):
                 _copy_distribution(dist, site)
                 copied.append(f"{dist.metadata['Name']}=={dist.version}")
-            (target / ENV_READY_MARKER).write_text(json.dumps(copied))
+            (target / VENV_READY_MARKER).write_text(json.dumps(copied))
     return target
 
 
@@ -211,9 +214,9 @@ def _run(argv: list[str], what: str) -> None:
         raise SetupError(f"could not {what} (exit {proc.returncode}):\n{tail}")
 
 
-def command_env(env: Path | None) -> dict[str, str]:
-    """Environment variables that make commands use the environment ``env`` ({} when there is none)."""
-    if env is None:
+def venv_environ(venv: Path | None) -> dict[str, str]:
+    """Process environment variables that make commands use the venv ``venv`` ({} when there is none)."""
+    if venv is None:
         return {}
     path = scrubbed_env()["PATH"]
-    return {"PATH": f"{env / 'bin'}{os.pathsep}{path}", "VIRTUAL_ENV": str(env)}
+    return {"PATH": f"{venv / 'bin'}{os.pathsep}{path}", "VIRTUAL_ENV": str(venv)}

@@ -1,4 +1,5 @@
-"""RepoEnv: the episode logic (reset / step / close), with no Gymnasium import.
+"""Episode: one episode's logic (reset / step / close), with no Gymnasium import; the gym env
+wraps one (:class:`repogym_gym.gym.RepoGymEnv`, its ``episode`` attribute).
 
 An episode: ``reset()`` copies the task's cached baseline into a fresh workspace and returns
 the problem statement and the file tree; each ``step(action)`` reads, writes, edits, runs an
@@ -20,9 +21,9 @@ with reward 0 and ``info["infra_error"]``. Every string of an observation and of
 valid UTF-8 (:mod:`repogym_gym.safetext`).
 
 Example:
-    >>> env = RepoEnv(load_task("task_suites/starter/parse-duration"))    # doctest: +SKIP
-    >>> obs, info = env.reset()                                            # doctest: +SKIP
-    >>> env.step({"kind": "submit"}).reward                                # doctest: +SKIP
+    >>> episode = Episode(load_task("task_suites/starter/parse-duration"))  # doctest: +SKIP
+    >>> obs, info = episode.reset()                                          # doctest: +SKIP
+    >>> episode.step({"kind": "submit"}).reward                              # doctest: +SKIP
     0.0
 """
 
@@ -44,15 +45,15 @@ from repogym_gym.commands import DEFAULT_ALLOWLIST, CommandRefusedError, check_c
 from repogym_gym.errors import EpisodeError, PathEscapeError, SandboxError, SetupError, SourceError, WorkspaceError
 from repogym_gym.graders.composite import CompositeGrader
 from repogym_gym.grading import VisibleTestRun, confined, grade_workspace, run_visible_tests
-from repogym_gym.pyenv import command_env
 from repogym_gym.results import CommandResult, GradeResult
 from repogym_gym.safetext import safe_json
 from repogym_gym.sandbox import Sandbox, make_sandbox
 from repogym_gym.task import Task
 from repogym_gym.trajectory import Trajectory, TrajectoryStep
+from repogym_gym.venvs import venv_environ
 from repogym_gym.workspace import Workspace
 
-__all__ = ["MAX_OBSERVATION_CHARS", "EpisodeError", "RepoEnv", "StepResult"]
+__all__ = ["MAX_OBSERVATION_CHARS", "Episode", "EpisodeError", "RepoEnv", "StepResult"]
 
 _log = logging.getLogger(__name__)
 
@@ -91,7 +92,7 @@ class _Refusal(Exception):
     """An action that could not be carried out; becomes an error observation."""
 
 
-class RepoEnv:
+class Episode:
     """One task's episodes.
 
     Args:
@@ -264,7 +265,7 @@ class RepoEnv:
             raise EpisodeError(f"run_command() needs a running episode with a workspace (state {self._state!r}"
                                + (f", {self._infra_error}" if self._infra_error else "") + ")")
         return self._sandbox.run(list(argv), cwd=self.workspace.path, timeout_s=timeout_s,
-                                 env={**command_env(self.workspace.baseline.python_env), **(env or {})},
+                                 env={**venv_environ(self.workspace.baseline.python_env), **(env or {})},
                                  output_limit_bytes=output_limit_bytes, writable=writable)
 
     @property
@@ -365,7 +366,7 @@ class RepoEnv:
         check_command(action.command, self.allowlist)
         limits = self.task.spec.limits
         result = self._sandbox.run(["bash", "-c", action.command], cwd=self._ws().path, timeout_s=limits.command_timeout_s,
-                                  env=command_env(self._ws().baseline.python_env), output_limit_bytes=limits.output_limit_bytes)
+                                  env=venv_environ(self._ws().baseline.python_env), output_limit_bytes=limits.output_limit_bytes)
         status = (f"[timed out after {limits.command_timeout_s:g} s]" if result.timed_out
                   else f"[exit code {result.exit_code}]")
         error = None if result.ok else status
@@ -461,3 +462,7 @@ class RepoEnv:
                 except OSError as exc:  # the host's disk: the episode's reward stands
                     info["trajectory_error"] = f"cannot write the trajectory: {exc}"
         return StepResult(obs, reward, terminated, truncated, safe_json(info))
+
+
+#: The name :class:`Episode` had before issue 11 gave "env" one meaning (the gym env).
+RepoEnv = Episode

@@ -12,7 +12,7 @@ import pytest
 
 from repogym_gym.errors import SetupError
 from repogym_gym.grading import grade_patch
-from repogym_gym.pyenv import ENV_READY_MARKER, command_env, ensure_env, env_key, grader_env, grader_env_dir
+from repogym_gym.venvs import VENV_READY_MARKER, ensure_venv, grader_venv, grader_venv_dir, venv_environ, venv_key
 from tests.helpers import CALC_SOURCE, GOLDEN_PATCH, MakeTask
 
 PYTEST_PIN = f"pytest=={__import__('pytest').__version__}"
@@ -24,10 +24,10 @@ def env_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_ensure_env_creates_the_environment_once_and_reuses_it(env_cache: Path) -> None:
-    env = ensure_env([PYTEST_PIN], cache_dir=env_cache)
-    marker = env / ENV_READY_MARKER
+    env = ensure_venv([PYTEST_PIN], cache_dir=env_cache)
+    marker = env / VENV_READY_MARKER
     stamp = marker.stat().st_mtime_ns
-    assert ensure_env([PYTEST_PIN], cache_dir=env_cache) == env
+    assert ensure_venv([PYTEST_PIN], cache_dir=env_cache) == env
     assert marker.stat().st_mtime_ns == stamp  # not rebuilt
     out = subprocess.run([env / "bin" / "python", "-c", "import pytest, sys; print(sys.prefix)"],
                          capture_output=True, text=True, check=True).stdout.strip()
@@ -38,7 +38,7 @@ def test_a_task_env_holds_its_requirements_and_no_installer_with_vendored_copies
     """pip, setuptools, pkg_resources and _distutils_hack are not installed unless required: they
     vendor other packages (setuptools 65.5.0 carries more_itertools 8.8.0, whose more.py holds the
     golden hunks of three real-code tasks, shown by a confining sandbox with the task's env)."""
-    env = ensure_env([PYTEST_PIN], cache_dir=env_cache)
+    env = ensure_venv([PYTEST_PIN], cache_dir=env_cache)
     site = next(env.glob("lib/python*/site-packages"))
     names = {p.name for p in site.iterdir()}
     assert "pytest" in names and "_pytest" in names
@@ -49,21 +49,21 @@ def test_a_task_env_holds_its_requirements_and_no_installer_with_vendored_copies
 
 
 def test_env_key_depends_on_the_requirements_and_their_order() -> None:
-    assert env_key(["a==1", "b==2"]) != env_key(["b==2", "a==1"]) != env_key(["a==1"])
-    assert env_key(["a==1"]) == env_key(["a==1"])
+    assert venv_key(["a==1", "b==2"]) != venv_key(["b==2", "a==1"]) != venv_key(["a==1"])
+    assert venv_key(["a==1"]) == venv_key(["a==1"])
 
 
 def test_a_requirement_that_cannot_be_installed_is_a_setup_error_naming_it(tmp_path: Path) -> None:
     with pytest.raises(SetupError, match="no-such-package-repogym-xyz"):
-        ensure_env(["no-such-package-repogym-xyz==0.0.1"], cache_dir=tmp_path)
-    assert not any((tmp_path / "envs").glob("*/" + ENV_READY_MARKER))
+        ensure_venv(["no-such-package-repogym-xyz==0.0.1"], cache_dir=tmp_path)
+    assert not any((tmp_path / "envs").glob("*/" + VENV_READY_MARKER))
 
 
 def test_command_env_puts_the_environment_first_on_path(tmp_path: Path) -> None:
-    env = command_env(tmp_path)
+    env = venv_environ(tmp_path)
     assert env["PATH"].split(os.pathsep)[0] == str(tmp_path / "bin")
     assert env["VIRTUAL_ENV"] == str(tmp_path)
-    assert command_env(None) == {}
+    assert venv_environ(None) == {}
 
 
 def test_a_task_with_an_env_runs_its_tests_and_setup_with_that_interpreter(make_task: MakeTask, env_cache: Path,
@@ -132,10 +132,10 @@ def test_a_patch_that_does_not_apply_is_a_setup_error(make_task: MakeTask, tmp_p
 def test_the_grader_env_holds_pytest_and_what_it_requires_and_nothing_else(env_cache: Path) -> None:
     import importlib.metadata
 
-    env = grader_env(env_cache)
-    assert env == grader_env_dir(env_cache) and env.name.startswith("grader-")
-    stamp = (env / ENV_READY_MARKER).stat().st_mtime_ns
-    assert grader_env(env_cache) == env and (env / ENV_READY_MARKER).stat().st_mtime_ns == stamp  # built once
+    env = grader_venv(env_cache)
+    assert env == grader_venv_dir(env_cache) and env.name.startswith("grader-")
+    stamp = (env / VENV_READY_MARKER).stat().st_mtime_ns
+    assert grader_venv(env_cache) == env and (env / VENV_READY_MARKER).stat().st_mtime_ns == stamp  # built once
     code = ("import importlib.metadata as m, sys; "
             "print(sys.prefix); print(sorted((d.metadata['Name'].lower(), d.version) for d in m.distributions()))")
     prefix, dists = subprocess.run([env / "bin" / "python", "-I", "-c", code], capture_output=True, text=True,
@@ -171,6 +171,6 @@ def test_a_task_without_an_environment_runs_its_tests_in_the_grader_env(make_tas
     from repogym_gym.baseline import BaselineStore
 
     store = BaselineStore(tmp_path / "cache")
-    assert store.get(task).python_env == grader_env_dir(tmp_path / "cache")
+    assert store.get(task).python_env == grader_venv_dir(tmp_path / "cache")
     golden = grade_patch(task, GOLDEN_PATCH, store=store)  # the local sandbox: the host has yaml
     assert golden.score == 1.0, golden.summary()

@@ -1,4 +1,4 @@
-"""Tests for repogym_gym.env.RepoEnv: real episodes on the tiny task, real subprocesses, real grading.
+"""Tests for repogym_gym.episode.Episode: real episodes on the tiny task, real subprocesses, real grading.
 
 The episode logic is what an RL trainer sees: it must turn every bad action into an observation
 (never an exception), refuse paths and commands that leave the workspace, and pay the graded
@@ -17,7 +17,7 @@ import pytest
 
 from repogym_gym.actions import ReadAction
 from repogym_gym.commands import DEFAULT_ALLOWLIST
-from repogym_gym.env import EpisodeError, RepoEnv, StepResult
+from repogym_gym.episode import Episode, EpisodeError, StepResult
 from repogym_gym.errors import RepoGymError
 from repogym_gym.task import Task
 from tests.helpers import CALC_SOURCE, FIXED_SOURCE, HIDDEN_TESTS, VISIBLE_TESTS, MakeTask
@@ -32,23 +32,23 @@ VISIBLE_F2P = "tests/test_calc.py::test_add"
 
 
 @pytest.fixture
-def env(tiny_task: Task) -> Iterator[RepoEnv]:
-    environment = RepoEnv(tiny_task)
+def env(tiny_task: Task) -> Iterator[Episode]:
+    environment = Episode(tiny_task)
     yield environment
     environment.close()
 
 
 @pytest.fixture
-def started(env: RepoEnv) -> RepoEnv:
+def started(env: Episode) -> Episode:
     env.reset()
     return env
 
 
-def run(env: RepoEnv, command: str) -> StepResult:
+def run(env: Episode, command: str) -> StepResult:
     return env.step({"kind": "run", "command": command})
 
 
-def repo(env: RepoEnv) -> Path:
+def repo(env: Episode) -> Path:
     assert env.workspace is not None
     return env.workspace.path
 
@@ -56,7 +56,7 @@ def repo(env: RepoEnv) -> Path:
 # -- reset -------------------------------------------------------------------------------------
 
 
-def test_reset_observation_has_problem_statement_and_relative_file_tree(env: RepoEnv, tiny_task: Task) -> None:
+def test_reset_observation_has_problem_statement_and_relative_file_tree(env: Episode, tiny_task: Task) -> None:
     obs, info = env.reset()
     assert tiny_task.spec.problem_statement.strip() in obs.text
     assert "calc/__init__.py" in obs.text.splitlines()
@@ -69,7 +69,7 @@ def test_reset_observation_has_problem_statement_and_relative_file_tree(env: Rep
 
 
 def test_reset_steps_left_follows_the_max_steps_argument(tiny_task: Task) -> None:
-    env = RepoEnv(tiny_task, max_steps=4)
+    env = Episode(tiny_task, max_steps=4)
     try:
         obs, _ = env.reset()
         assert (obs.step, obs.steps_left) == (0, 4)
@@ -77,7 +77,7 @@ def test_reset_steps_left_follows_the_max_steps_argument(tiny_task: Task) -> Non
         env.close()
 
 
-def test_second_reset_gives_a_fresh_workspace_and_removes_the_old_one(started: RepoEnv) -> None:
+def test_second_reset_gives_a_fresh_workspace_and_removes_the_old_one(started: Episode) -> None:
     old_root = started.workspace.root
     started.step({"kind": "write", "path": "notes.txt", "content": "remember me"})
     run(started, "touch from_run.txt")
@@ -92,7 +92,7 @@ def test_second_reset_gives_a_fresh_workspace_and_removes_the_old_one(started: R
     assert started.step({"kind": "read", "path": "notes.txt"}).observation.error
 
 
-def test_second_reset_restarts_the_step_count(started: RepoEnv) -> None:
+def test_second_reset_restarts_the_step_count(started: Episode) -> None:
     started.step(LIST)
     started.step(LIST)
     obs, _ = started.reset()
@@ -103,31 +103,31 @@ def test_second_reset_restarts_the_step_count(started: RepoEnv) -> None:
 # -- actions -----------------------------------------------------------------------------------
 
 
-def test_read_returns_the_file_content(started: RepoEnv) -> None:
+def test_read_returns_the_file_content(started: Episode) -> None:
     result = started.step({"kind": "read", "path": "calc/__init__.py"})
     assert result.observation.text == CALC_SOURCE
     assert result.observation.error is None
     assert (result.reward, result.terminated, result.truncated) == (0.0, False, False)
 
 
-def test_read_accepts_an_action_model(started: RepoEnv) -> None:
+def test_read_accepts_an_action_model(started: Episode) -> None:
     assert started.step(ReadAction(path="tests/test_calc.py")).observation.text == VISIBLE_TESTS
 
 
-def test_read_of_a_missing_file_is_an_error_observation(started: RepoEnv) -> None:
+def test_read_of_a_missing_file_is_an_error_observation(started: Episode) -> None:
     result = started.step({"kind": "read", "path": "calc/nope.py"})
     assert result.observation.error
     assert "calc/nope.py" in result.observation.text
     assert not result.terminated
 
 
-def test_read_of_a_directory_is_an_error_observation(started: RepoEnv) -> None:
+def test_read_of_a_directory_is_an_error_observation(started: Episode) -> None:
     result = started.step({"kind": "read", "path": "calc"})
     assert result.observation.error
     assert not result.terminated
 
 
-def test_write_creates_parent_directories(started: RepoEnv) -> None:
+def test_write_creates_parent_directories(started: Episode) -> None:
     result = started.step({"kind": "write", "path": "pkg/sub/deep.py", "content": "x = 'é'\n"})
     assert result.observation.error is None
     assert (repo(started) / "pkg" / "sub" / "deep.py").read_text() == "x = 'é'\n"
@@ -135,19 +135,19 @@ def test_write_creates_parent_directories(started: RepoEnv) -> None:
     assert str(len("x = 'é'\n".encode())) in result.observation.text
 
 
-def test_write_overwrites_an_existing_file(started: RepoEnv) -> None:
+def test_write_overwrites_an_existing_file(started: Episode) -> None:
     started.step(FIX)
     assert (repo(started) / "calc" / "__init__.py").read_text() == FIXED_SOURCE
 
 
-def test_edit_replaces_the_single_occurrence(started: RepoEnv) -> None:
+def test_edit_replaces_the_single_occurrence(started: Episode) -> None:
     result = started.step({"kind": "edit", "path": "tests/test_calc.py", "old": "add(2, 3) == 5", "new": "add(2, 2) == 4"})
     assert result.observation.error is None
     assert (repo(started) / "tests" / "test_calc.py").read_text() == VISIBLE_TESTS.replace("add(2, 3) == 5", "add(2, 2) == 4")
 
 
 @pytest.mark.parametrize(("old", "count"), [("return a * b", 0), ("return a - b", 2)])
-def test_edit_refuses_unless_the_old_text_occurs_exactly_once(started: RepoEnv, old: str, count: int) -> None:
+def test_edit_refuses_unless_the_old_text_occurs_exactly_once(started: Episode, old: str, count: int) -> None:
     result = started.step({"kind": "edit", "path": "calc/__init__.py", "old": old, "new": "return a + b"})
     assert result.observation.error
     assert f"occurs {count} times" in result.observation.text
@@ -155,12 +155,12 @@ def test_edit_refuses_unless_the_old_text_occurs_exactly_once(started: RepoEnv, 
     assert (repo(started) / "calc" / "__init__.py").read_text() == CALC_SOURCE
 
 
-def test_edit_of_a_missing_file_is_an_error_observation(started: RepoEnv) -> None:
+def test_edit_of_a_missing_file_is_an_error_observation(started: Episode) -> None:
     result = started.step({"kind": "edit", "path": "nope.py", "old": "a", "new": "b"})
     assert result.observation.error and not (repo(started) / "nope.py").exists()
 
 
-def test_run_returns_stdout_and_exit_code(started: RepoEnv) -> None:
+def test_run_returns_stdout_and_exit_code(started: Episode) -> None:
     result = run(started, "echo hello-from-run && ls calc")
     assert "hello-from-run" in result.observation.text
     assert "__init__.py" in result.observation.text
@@ -168,18 +168,18 @@ def test_run_returns_stdout_and_exit_code(started: RepoEnv) -> None:
     assert result.observation.error is None
 
 
-def test_run_runs_in_the_workspace(started: RepoEnv) -> None:
+def test_run_runs_in_the_workspace(started: Episode) -> None:
     run(started, "touch made_by_run.txt")
     assert (repo(started) / "made_by_run.txt").is_file()
 
 
-def test_run_reports_the_exact_exit_code(started: RepoEnv) -> None:
+def test_run_reports_the_exact_exit_code(started: Episode) -> None:
     result = run(started, "python -c 'import sys; sys.exit(3)'")
     assert result.observation.exit_code == 3
     assert "[exit code 3]" in result.observation.text
 
 
-def test_a_failing_command_sets_error(started: RepoEnv) -> None:
+def test_a_failing_command_sets_error(started: Episode) -> None:
     result = run(started, "ls no-such-file")
     assert result.observation.exit_code not in (0, None)
     assert result.observation.error
@@ -188,7 +188,7 @@ def test_a_failing_command_sets_error(started: RepoEnv) -> None:
 
 
 def test_a_command_that_times_out_is_killed_and_reported(make_task: MakeTask) -> None:
-    env = RepoEnv(make_task(limits={"max_steps": 10, "command_timeout_s": 1}))
+    env = Episode(make_task(limits={"max_steps": 10, "command_timeout_s": 1}))
     try:
         env.reset()
         start = time.monotonic()
@@ -201,7 +201,7 @@ def test_a_command_that_times_out_is_killed_and_reported(make_task: MakeTask) ->
         env.close()
 
 
-def test_test_action_lists_per_test_outcomes_of_visible_tests(started: RepoEnv) -> None:
+def test_test_action_lists_per_test_outcomes_of_visible_tests(started: Episode) -> None:
     obs = started.step(TEST).observation
     assert f"{VISIBLE_F2P}: failed" in obs.text
     assert "tests/test_calc.py::test_sub: passed" in obs.text
@@ -209,7 +209,7 @@ def test_test_action_lists_per_test_outcomes_of_visible_tests(started: RepoEnv) 
     assert obs.exit_code not in (0, None)
 
 
-def test_test_action_never_shows_hidden_tests(started: RepoEnv) -> None:
+def test_test_action_never_shows_hidden_tests(started: Episode) -> None:
     for action in (TEST, FIX, TEST):
         obs = started.step(action).observation
         assert "test_calc_hidden" not in obs.text
@@ -218,7 +218,7 @@ def test_test_action_never_shows_hidden_tests(started: RepoEnv) -> None:
     assert not (repo(started) / "tests" / "test_calc_hidden.py").exists()
 
 
-def test_test_action_after_the_fix_reports_all_visible_tests_passing(started: RepoEnv) -> None:
+def test_test_action_after_the_fix_reports_all_visible_tests_passing(started: Episode) -> None:
     started.step(FIX)
     obs = started.step(TEST).observation
     assert f"{VISIBLE_F2P}: passed" in obs.text
@@ -226,26 +226,26 @@ def test_test_action_after_the_fix_reports_all_visible_tests_passing(started: Re
     assert obs.exit_code == 0
 
 
-def test_list_files_with_a_subdirectory_prefix(started: RepoEnv) -> None:
+def test_list_files_with_a_subdirectory_prefix(started: Episode) -> None:
     started.step({"kind": "write", "path": "tests2/other.py", "content": ""})
     obs = started.step({"kind": "list_files", "path": "tests"}).observation
     assert obs.text.splitlines() == ["tests/test_calc.py"]
     assert obs.error is None
 
 
-def test_list_files_of_the_root_lists_every_file(started: RepoEnv) -> None:
+def test_list_files_of_the_root_lists_every_file(started: Episode) -> None:
     assert started.step(LIST).observation.text.splitlines() == ["calc/__init__.py", "tests/test_calc.py"]
 
 
 @pytest.mark.parametrize("path", ["..", "../..", "calc/../..", "/etc", "/"])
-def test_list_files_outside_the_workspace_is_refused(started: RepoEnv, path: str) -> None:
+def test_list_files_outside_the_workspace_is_refused(started: Episode, path: str) -> None:
     result = started.step({"kind": "list_files", "path": path})
     assert result.observation.error
     assert "passwd" not in result.observation.text
     assert not result.terminated
 
 
-def test_submit_with_the_fix_terminates_with_the_graded_score(started: RepoEnv) -> None:
+def test_submit_with_the_fix_terminates_with_the_graded_score(started: Episode) -> None:
     started.step(FIX)
     result = started.step(SUBMIT)
     assert (result.terminated, result.truncated) == (True, False)
@@ -265,7 +265,7 @@ def test_submit_with_the_fix_terminates_with_the_graded_score(started: RepoEnv) 
     assert started.done
 
 
-def test_submit_without_the_fix_scores_zero_with_reasons(started: RepoEnv) -> None:
+def test_submit_without_the_fix_scores_zero_with_reasons(started: Episode) -> None:
     result = started.step(SUBMIT)
     assert result.terminated and result.reward == result.info["score"] == 0.0
     assert result.info["passed"] is False
@@ -277,7 +277,7 @@ def test_submit_without_the_fix_scores_zero_with_reasons(started: RepoEnv) -> No
     assert "infra_error" not in result.info
 
 
-def test_submit_grades_the_hidden_test_too(started: RepoEnv) -> None:
+def test_submit_grades_the_hidden_test_too(started: Episode) -> None:
     # Fixing only the visible case must not earn full credit: add(-2, -3) is still wrong.
     special = "def add(a, b):\n    return 5 if (a, b) == (2, 3) else a - b\n\n\ndef sub(a, b):\n    return a - b\n"
     started.step({"kind": "write", "path": "calc/__init__.py", "content": special})
@@ -286,7 +286,7 @@ def test_submit_grades_the_hidden_test_too(started: RepoEnv) -> None:
     assert result.reward < 1.0 and result.info["passed"] is False
 
 
-def test_submit_ignores_a_tampered_visible_test_file(started: RepoEnv) -> None:
+def test_submit_ignores_a_tampered_visible_test_file(started: Episode) -> None:
     started.step({"kind": "write", "path": "tests/test_calc.py", "content": "def test_add():\n    pass\n"})
     result = started.step(SUBMIT)
     assert result.reward == 0.0
@@ -295,7 +295,7 @@ def test_submit_ignores_a_tampered_visible_test_file(started: RepoEnv) -> None:
 # -- path guard --------------------------------------------------------------------------------
 
 
-def test_read_through_a_symlink_planted_by_a_run_action_is_refused(started: RepoEnv) -> None:
+def test_read_through_a_symlink_planted_by_a_run_action_is_refused(started: Episode) -> None:
     assert run(started, "ln -s /etc x").observation.exit_code == 0
     assert (repo(started) / "x").is_symlink()
     result = started.step({"kind": "read", "path": "x/passwd"})
@@ -304,7 +304,7 @@ def test_read_through_a_symlink_planted_by_a_run_action_is_refused(started: Repo
     assert not result.terminated
 
 
-def test_read_through_a_symlink_to_an_outside_file_is_refused(started: RepoEnv, tmp_path: Path) -> None:
+def test_read_through_a_symlink_to_an_outside_file_is_refused(started: Episode, tmp_path: Path) -> None:
     secret = tmp_path / "secret.txt"
     secret.write_text("TOP-SECRET-VALUE")
     os.symlink(secret, repo(started) / "leak.txt")
@@ -313,7 +313,7 @@ def test_read_through_a_symlink_to_an_outside_file_is_refused(started: RepoEnv, 
     assert "TOP-SECRET-VALUE" not in result.observation.text
 
 
-def test_write_through_a_symlink_to_an_outside_file_is_refused(started: RepoEnv, tmp_path: Path) -> None:
+def test_write_through_a_symlink_to_an_outside_file_is_refused(started: Episode, tmp_path: Path) -> None:
     host = tmp_path / "host.txt"
     host.write_text("original")
     os.symlink(host, repo(started) / "link.txt")
@@ -323,7 +323,7 @@ def test_write_through_a_symlink_to_an_outside_file_is_refused(started: RepoEnv,
     assert not result.terminated
 
 
-def test_write_through_a_symlinked_directory_is_refused(started: RepoEnv, tmp_path: Path) -> None:
+def test_write_through_a_symlinked_directory_is_refused(started: Episode, tmp_path: Path) -> None:
     host_dir = tmp_path / "hostdir"
     host_dir.mkdir()
     assert run(started, f"ln -s {host_dir} d").observation.exit_code == 0
@@ -332,7 +332,7 @@ def test_write_through_a_symlinked_directory_is_refused(started: RepoEnv, tmp_pa
     assert list(host_dir.iterdir()) == []
 
 
-def test_edit_through_a_symlink_to_an_outside_file_is_refused(started: RepoEnv, tmp_path: Path) -> None:
+def test_edit_through_a_symlink_to_an_outside_file_is_refused(started: Episode, tmp_path: Path) -> None:
     host = tmp_path / "host.py"
     host.write_text("value = 1\n")
     os.symlink(host, repo(started) / "host.py")
@@ -341,7 +341,7 @@ def test_edit_through_a_symlink_to_an_outside_file_is_refused(started: RepoEnv, 
     assert host.read_text() == "value = 1\n"
 
 
-def test_absolute_paths_are_refused(started: RepoEnv, tmp_path: Path) -> None:
+def test_absolute_paths_are_refused(started: Episode, tmp_path: Path) -> None:
     host = tmp_path / "host.txt"
     host.write_text("original")
     read = started.step({"kind": "read", "path": str(host)})
@@ -351,7 +351,7 @@ def test_absolute_paths_are_refused(started: RepoEnv, tmp_path: Path) -> None:
     assert host.read_text() == "original"
 
 
-def test_dotdot_paths_are_refused(started: RepoEnv) -> None:
+def test_dotdot_paths_are_refused(started: Episode) -> None:
     root = started.workspace.root
     write = started.step({"kind": "write", "path": "../escape.txt", "content": "x"})
     read = started.step({"kind": "read", "path": "../../../../etc/passwd"})
@@ -359,7 +359,7 @@ def test_dotdot_paths_are_refused(started: RepoEnv) -> None:
     assert read.observation.error and "root:" not in read.observation.text
 
 
-def test_refusal_observations_never_show_the_absolute_workspace_path(started: RepoEnv) -> None:
+def test_refusal_observations_never_show_the_absolute_workspace_path(started: Episode) -> None:
     root = str(started.workspace.root)
     for action in ({"kind": "write", "path": ".", "content": "x"}, {"kind": "write", "path": "../x", "content": "x"}):
         obs = started.step(action).observation
@@ -388,7 +388,7 @@ def test_refusal_observations_never_show_the_absolute_workspace_path(started: Re
         "touch marker & sh -c true",
     ],
 )
-def test_a_refused_command_runs_nothing(started: RepoEnv, command: str) -> None:
+def test_a_refused_command_runs_nothing(started: Episode, command: str) -> None:
     result = run(started, command)
     assert result.observation.error
     assert result.observation.text.startswith("Refused:")
@@ -402,19 +402,19 @@ def test_a_refused_command_runs_nothing(started: RepoEnv, command: str) -> None:
     ["echo $'\\'' ; env > marker ; echo '\\'", "echo x #'\nenv > marker\n#'"],
     ids=["ansi-c-quote", "comment"],
 )
-def test_quoting_tricks_do_not_smuggle_a_denylisted_program(started: RepoEnv, command: str) -> None:
+def test_quoting_tricks_do_not_smuggle_a_denylisted_program(started: Episode, command: str) -> None:
     run(started, command)
     assert not (repo(started) / "marker").exists()
 
 
-def test_python_c_is_allowed(started: RepoEnv) -> None:
+def test_python_c_is_allowed(started: Episode) -> None:
     result = run(started, 'python -c "print(6 * 7)"')
     assert "42" in result.observation.text
     assert result.observation.exit_code == 0 and result.observation.error is None
 
 
 def test_a_narrower_custom_allowlist_is_honoured(tiny_task: Task) -> None:
-    env = RepoEnv(tiny_task, allowlist={"echo"})
+    env = Episode(tiny_task, allowlist={"echo"})
     try:
         env.reset()
         assert "hi" in run(env, "echo hi").observation.text
@@ -426,8 +426,8 @@ def test_a_narrower_custom_allowlist_is_honoured(tiny_task: Task) -> None:
 
 
 def test_a_wider_custom_allowlist_is_honoured(tiny_task: Task) -> None:
-    env = RepoEnv(tiny_task, allowlist=DEFAULT_ALLOWLIST | {"uname"})
-    default = RepoEnv(tiny_task)
+    env = Episode(tiny_task, allowlist=DEFAULT_ALLOWLIST | {"uname"})
+    default = Episode(tiny_task)
     try:
         env.reset()
         default.reset()
@@ -461,7 +461,7 @@ BAD_ACTIONS: list[Any] = [
 
 
 @pytest.mark.parametrize("action", BAD_ACTIONS, ids=lambda a: repr(a)[:30])
-def test_a_bad_action_is_an_error_observation(started: RepoEnv, action: Any) -> None:
+def test_a_bad_action_is_an_error_observation(started: Episode, action: Any) -> None:
     result = started.step(action)
     assert result.observation.error
     assert result.info["parse_error"]
@@ -471,12 +471,12 @@ def test_a_bad_action_is_an_error_observation(started: RepoEnv, action: Any) -> 
 
 
 @pytest.mark.parametrize("action", [{"kind": ["read"], "path": "a"}, {"kind": {"x": 1}}, {"name": ["read"], "arguments": {}}])
-def test_an_unhashable_kind_is_an_error_observation(started: RepoEnv, action: Any) -> None:
+def test_an_unhashable_kind_is_an_error_observation(started: Episode, action: Any) -> None:
     result = started.step(action)
     assert result.observation.error and result.info["parse_error"]
 
 
-def test_deeply_nested_json_is_an_error_observation(started: RepoEnv) -> None:
+def test_deeply_nested_json_is_an_error_observation(started: Episode) -> None:
     result = started.step("[" * 100_000)
     assert result.observation.error and result.info["parse_error"]
 
@@ -490,14 +490,14 @@ def test_deeply_nested_json_is_an_error_observation(started: RepoEnv) -> None:
     ],
     ids=["read", "write", "edit"],
 )
-def test_an_over_long_path_is_an_error_observation(started: RepoEnv, action: dict[str, Any]) -> None:
+def test_an_over_long_path_is_an_error_observation(started: Episode, action: dict[str, Any]) -> None:
     result = started.step(action)
     assert result.observation.error
     assert "infra_error" not in result.info
     assert not result.terminated
 
 
-def test_the_episode_grades_correctly_after_bad_actions(started: RepoEnv) -> None:
+def test_the_episode_grades_correctly_after_bad_actions(started: Episode) -> None:
     for action in (None, "garbage", {"kind": "fly"}, {"kind": "read"}, 7):
         assert started.step(action).observation.error
     started.step(FIX)
@@ -506,7 +506,7 @@ def test_the_episode_grades_correctly_after_bad_actions(started: RepoEnv) -> Non
     assert result.terminated and result.reward == 1.0
 
 
-def test_refused_and_failed_actions_do_not_set_parse_error(started: RepoEnv) -> None:
+def test_refused_and_failed_actions_do_not_set_parse_error(started: Episode) -> None:
     for action in ({"kind": "read", "path": "/etc/passwd"}, {"kind": "read", "path": "nope"}, {"kind": "run", "command": "curl x"}):
         result = started.step(action)
         assert result.observation.error and "parse_error" not in result.info
@@ -516,7 +516,7 @@ def test_refused_and_failed_actions_do_not_set_parse_error(started: RepoEnv) -> 
 
 
 def test_running_out_of_steps_after_the_fix_truncates_with_the_graded_score(tiny_task: Task) -> None:
-    env = RepoEnv(tiny_task, max_steps=3)
+    env = Episode(tiny_task, max_steps=3)
     try:
         env.reset()
         first, second = env.step(FIX), env.step(LIST)
@@ -531,7 +531,7 @@ def test_running_out_of_steps_after_the_fix_truncates_with_the_graded_score(tiny
 
 
 def test_running_out_of_steps_without_the_fix_scores_zero(tiny_task: Task) -> None:
-    env = RepoEnv(tiny_task, max_steps=3)
+    env = Episode(tiny_task, max_steps=3)
     try:
         env.reset()
         results = [env.step(LIST) for _ in range(3)]
@@ -543,7 +543,7 @@ def test_running_out_of_steps_without_the_fix_scores_zero(tiny_task: Task) -> No
 
 
 def test_submit_on_the_last_step_terminates_rather_than_truncates(tiny_task: Task) -> None:
-    env = RepoEnv(tiny_task, max_steps=2)
+    env = Episode(tiny_task, max_steps=2)
     try:
         env.reset()
         env.step(FIX)
@@ -554,7 +554,7 @@ def test_submit_on_the_last_step_terminates_rather_than_truncates(tiny_task: Tas
 
 
 def test_a_bad_action_on_the_last_step_still_grades(tiny_task: Task) -> None:
-    env = RepoEnv(tiny_task, max_steps=2)
+    env = Episode(tiny_task, max_steps=2)
     try:
         env.reset()
         env.step(FIX)
@@ -567,14 +567,14 @@ def test_a_bad_action_on_the_last_step_still_grades(tiny_task: Task) -> None:
 # -- reward ------------------------------------------------------------------------------------
 
 
-def test_every_non_final_step_earns_zero_without_shaping(started: RepoEnv) -> None:
+def test_every_non_final_step_earns_zero_without_shaping(started: Episode) -> None:
     actions = [{"kind": "read", "path": "calc/__init__.py"}, TEST, FIX, TEST, {"kind": "run", "command": "echo x"}, LIST, None]
     assert [started.step(a).reward for a in actions] == [0.0] * len(actions)
     assert started.step(SUBMIT).reward == 1.0
 
 
-def shaping_env(task: Task) -> RepoEnv:
-    env = RepoEnv(task, reward_shaping=True, max_steps=30)
+def shaping_env(task: Task) -> Episode:
+    env = Episode(task, reward_shaping=True, max_steps=30)
     env.reset()
     return env
 
@@ -647,7 +647,7 @@ def test_shaping_never_pays_for_a_tampered_visible_test(tiny_task: Task) -> None
         env.close()
 
 
-def test_hidden_test_source_is_not_in_the_workspace(started: RepoEnv) -> None:
+def test_hidden_test_source_is_not_in_the_workspace(started: Episode) -> None:
     files = [p.read_text() for p in repo(started).rglob("*.py")]
     assert HIDDEN_TESTS not in files
 
@@ -655,19 +655,19 @@ def test_hidden_test_source_is_not_in_the_workspace(started: RepoEnv) -> None:
 # -- lifecycle ---------------------------------------------------------------------------------
 
 
-def test_step_before_reset_raises(env: RepoEnv) -> None:
+def test_step_before_reset_raises(env: Episode) -> None:
     with pytest.raises(EpisodeError, match=r"before reset\(\)"):
         env.step(LIST)
 
 
-def test_step_after_submit_raises(started: RepoEnv) -> None:
+def test_step_after_submit_raises(started: Episode) -> None:
     started.step(SUBMIT)
     with pytest.raises(EpisodeError, match=r"after the episode ended; call reset\(\)"):
         started.step(LIST)
 
 
 def test_step_after_truncation_raises(tiny_task: Task) -> None:
-    env = RepoEnv(tiny_task, max_steps=1)
+    env = Episode(tiny_task, max_steps=1)
     try:
         env.reset()
         assert env.step(LIST).truncated
@@ -677,7 +677,7 @@ def test_step_after_truncation_raises(tiny_task: Task) -> None:
         env.close()
 
 
-def test_reset_after_the_episode_ended_starts_a_new_one(started: RepoEnv) -> None:
+def test_reset_after_the_episode_ended_starts_a_new_one(started: Episode) -> None:
     started.step(SUBMIT)
     obs, _ = started.reset()
     assert obs.step == 0 and not started.done
@@ -688,7 +688,7 @@ def test_episode_error_is_a_repogym_error_and_a_runtime_error() -> None:
     assert issubclass(EpisodeError, RepoGymError) and issubclass(EpisodeError, RuntimeError)
 
 
-def test_close_is_idempotent_and_removes_the_workspace(started: RepoEnv) -> None:
+def test_close_is_idempotent_and_removes_the_workspace(started: Episode) -> None:
     root = started.workspace.root
     assert root.exists()
     started.close()
@@ -698,25 +698,25 @@ def test_close_is_idempotent_and_removes_the_workspace(started: RepoEnv) -> None
 
 
 def test_close_before_reset_is_fine(tiny_task: Task) -> None:
-    env = RepoEnv(tiny_task)
+    env = Episode(tiny_task)
     env.close()
     env.close()
 
 
-def test_close_removes_a_workspace_made_read_only_by_the_agent(started: RepoEnv) -> None:
+def test_close_removes_a_workspace_made_read_only_by_the_agent(started: Episode) -> None:
     root = started.workspace.root
     run(started, "mkdir -p locked/inner && touch locked/inner/f && chmod 500 locked/inner && chmod 500 locked")
     started.close()
     assert not root.exists()
 
 
-def test_reset_after_close_raises(started: RepoEnv) -> None:
+def test_reset_after_close_raises(started: Episode) -> None:
     started.close()
     with pytest.raises(EpisodeError, match="closed"):
         started.reset()
 
 
-def test_step_after_close_raises(started: RepoEnv) -> None:
+def test_step_after_close_raises(started: Episode) -> None:
     started.close()
     with pytest.raises(EpisodeError, match="closed"):
         started.step(LIST)
@@ -726,13 +726,13 @@ def test_step_after_close_raises(started: RepoEnv) -> None:
 
 
 @pytest.fixture
-def broken_env(make_task: MakeTask) -> Iterator[RepoEnv]:
-    environment = RepoEnv(make_task(repo={"setup": ["exit 3"]}))
+def broken_env(make_task: MakeTask) -> Iterator[Episode]:
+    environment = Episode(make_task(repo={"setup": ["exit 3"]}))
     yield environment
     environment.close()
 
 
-def test_failing_setup_is_reported_by_reset(broken_env: RepoEnv) -> None:
+def test_failing_setup_is_reported_by_reset(broken_env: Episode) -> None:
     obs, info = broken_env.reset()
     assert "exit 3" in info["infra_error"]
     assert "SetupError" in info["infra_error"]
@@ -740,7 +740,7 @@ def test_failing_setup_is_reported_by_reset(broken_env: RepoEnv) -> None:
     assert broken_env.workspace is None
 
 
-def test_the_step_after_a_failed_setup_ends_the_episode_flagged(broken_env: RepoEnv) -> None:
+def test_the_step_after_a_failed_setup_ends_the_episode_flagged(broken_env: Episode) -> None:
     broken_env.reset()
     result = broken_env.step(FIX)
     assert (result.terminated, result.reward) == (True, 0.0)
@@ -751,7 +751,7 @@ def test_the_step_after_a_failed_setup_ends_the_episode_flagged(broken_env: Repo
         broken_env.step(SUBMIT)
 
 
-def test_a_failed_setup_is_reported_again_on_the_next_reset(broken_env: RepoEnv) -> None:
+def test_a_failed_setup_is_reported_again_on_the_next_reset(broken_env: Episode) -> None:
     broken_env.reset()
     broken_env.step(SUBMIT)
     _, info = broken_env.reset()
@@ -773,7 +773,7 @@ class _BrokenGrader:
 def test_a_grading_pipeline_that_crashes_ends_the_episode_with_infra_error_not_an_exception(tiny_task: Task) -> None:
     from repogym_gym.graders.composite import CompositeGrader
 
-    env = RepoEnv(tiny_task, grader=CompositeGrader([_BrokenGrader()]))  # type: ignore[list-item]
+    env = Episode(tiny_task, grader=CompositeGrader([_BrokenGrader()]))  # type: ignore[list-item]
     try:
         env.reset()
         result = env.step({"kind": "submit"})
@@ -783,14 +783,14 @@ def test_a_grading_pipeline_that_crashes_ends_the_episode_with_infra_error_not_a
     assert result.info["infra_error"].startswith("grading crashed: AttributeError")
 
 
-def test_edit_refuses_a_file_that_is_not_utf8_instead_of_rewriting_its_bytes(started: RepoEnv) -> None:
+def test_edit_refuses_a_file_that_is_not_utf8_instead_of_rewriting_its_bytes(started: Episode) -> None:
     (repo(started) / "data.txt").write_bytes(b"caf\xe9 = 1\nkeep\n")
     obs = started.step({"kind": "edit", "path": "data.txt", "old": "keep", "new": "kept"}).observation
     assert obs.error and "is not UTF-8 text (byte 3)" in obs.text
     assert (repo(started) / "data.txt").read_bytes() == b"caf\xe9 = 1\nkeep\n"
 
 
-def test_reading_a_fifo_is_refused_without_waiting(started: RepoEnv) -> None:
+def test_reading_a_fifo_is_refused_without_waiting(started: Episode) -> None:
     os.mkfifo(repo(started) / "pipe")
     began = time.monotonic()
     obs = started.step({"kind": "read", "path": "pipe"}).observation
@@ -798,7 +798,7 @@ def test_reading_a_fifo_is_refused_without_waiting(started: RepoEnv) -> None:
 
 
 def test_a_raw_action_with_lone_surrogates_is_recorded_as_valid_utf8(tiny_task: Task, tmp_path: Path) -> None:
-    env = RepoEnv(tiny_task, trajectory_dir=tmp_path)
+    env = Episode(tiny_task, trajectory_dir=tmp_path)
     try:
         env.reset()
         bad = env.step("not json \udcff")
@@ -810,7 +810,7 @@ def test_a_raw_action_with_lone_surrogates_is_recorded_as_valid_utf8(tiny_task: 
     assert "not json \ufffd" in text
 
 
-def test_reset_removes_a_workspace_holding_a_tree_3000_levels_deep(started: RepoEnv) -> None:
+def test_reset_removes_a_workspace_holding_a_tree_3000_levels_deep(started: Episode) -> None:
     fd = os.open(repo(started), os.O_RDONLY)
     for _ in range(3000):
         os.mkdir("d", dir_fd=fd)
@@ -824,7 +824,7 @@ def test_reset_removes_a_workspace_holding_a_tree_3000_levels_deep(started: Repo
     assert not old.exists()
 
 
-def test_a_run_command_with_a_nul_byte_is_refused_not_raised(started: RepoEnv) -> None:
+def test_a_run_command_with_a_nul_byte_is_refused_not_raised(started: Episode) -> None:
     """Popen raised ValueError (embedded null byte) out of step()."""
     result = run(started, "echo a\0b")
     assert result.observation.error and "NUL byte" in result.observation.text
