@@ -122,3 +122,21 @@ def test_mypy_passes_with_the_project_s_config() -> None:
     assert mypy, "mypy is in the dev extra: pip install -e '.[dev]'"
     done = subprocess.run([mypy], cwd=PACKAGE.parent, capture_output=True, text=True, timeout=540)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-1000:]
+
+
+#: Top-level test modules that test the package as a whole, not one module of it.
+_WHOLE_PACKAGE_TESTS = {"test_structure", "test_public_api", "test_wheel", "test_notebooks"}
+
+
+def test_the_tests_mirror_the_package() -> None:
+    """``tests/test_<m>.py`` tests ``repogym_gym/<m>.py`` and ``tests/<p>/`` the package ``repogym_gym/<p>/``
+    (``tests/redteam/`` holds the attacks, through the env's actions); a test module elsewhere is misfiled."""
+    tests = PACKAGE.parent / "tests"
+    modules = {p.stem for p in PACKAGE.glob("*.py")}
+    packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    misfiled = [p.name for p in sorted(tests.glob("test_*.py"))
+                if p.stem.removeprefix("test_") not in modules and p.stem not in _WHOLE_PACKAGE_TESTS]
+    assert misfiled == [], f"top-level test modules without a module of that name: {misfiled}"
+    folders = sorted(p.name for p in tests.iterdir() if p.is_dir() and p.name != "__pycache__")
+    assert [f for f in folders if f not in packages and f != "redteam"] == [], folders
+    assert all((tests / f / "__init__.py").is_file() for f in folders), "every test folder is a package"

@@ -194,7 +194,7 @@ while time.time() < deadline:
         confining="killed, score 0")
 def test_a_setsid_daemon_dies_with_its_command(start: Start, tiny_task: Task) -> None:
     """Confining sandboxes only: under LocalSandbox a ``setsid`` daemon leaves the command's
-    process group and survives it (tests/test_attacks.py shows it editing a grading copy).
+    process group and survives it (tests/graders/test_attacks_library.py shows it editing a grading copy).
 
     In a confining sandbox the command's PID namespace ends with it, daemons included.
     """
