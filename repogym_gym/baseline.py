@@ -37,7 +37,7 @@ from repogym_gym.task import Task
 from repogym_gym.tree import Entry, Manifest, git_mode, scan_tree
 from repogym_gym.venvs import ensure_venv, grader_venv, venv_environ
 
-__all__ = ["Baseline", "BaselineStore", "default_cache_dir"]
+__all__ = ["Baseline", "BaselineStore", "copy_tree", "default_cache_dir"]
 
 _FORMAT = 1
 

@@ -31,16 +31,8 @@ from repogym_gym.paths import bundled_suites_dir
 from repogym_gym.spec import LocalSource, TaskSpec, TaskType
 from repogym_gym.tree import scan_tree
 
-__all__ = [
-    "Task",
-    "discover_tasks",
-    "dump_yaml",
-    "format_validation_error",
-    "load_task",
-    "load_tasks",
-    "resolve_suite",
-    "resolve_task",
-]
+__all__ = ["Task", "discover_tasks", "dump_yaml", "format_validation_error", "load_task", "load_tasks", "parse_spec",
+           "resolve_suite", "resolve_task"]
 
 TASK_FILE = "task.yaml"
 SOLUTION_FILE = "solution.patch"

@@ -67,3 +67,28 @@ def test_the_exception_tree_drawn_in_errors_lists_every_class() -> None:
 
     drawn = set(re.findall(r"([A-Z][A-Za-z]+(?:Error|Warning))\b", errors.__doc__ or ""))
     assert set(_exception_classes(errors)) <= drawn
+
+
+def test_every_module_lists_its_public_classes_and_functions_in_all() -> None:
+    """httpx's test_exported_members, per module: a class or function a module defines without a
+    leading underscore is in its ``__all__`` (and every module has one), so a reader can tell the
+    public surface from the helpers."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    unlisted, without_all = [], []
+    for info in pkgutil.walk_packages(repogym_gym.__path__, "repogym_gym."):
+        if info.name.endswith(".__main__") or info.name.startswith(
+                ("repogym_gym.graders.judge_", "repogym_gym.graders.pytest_runner")):
+            continue  # entry points, and the judged process's own scripts (run apart, by file)
+        module = importlib.import_module(info.name)
+        listed = getattr(module, "__all__", None)
+        if listed is None:
+            without_all.append(info.name)
+            continue
+        unlisted += [f"{info.name}.{name}" for name, value in vars(module).items()
+                     if not name.startswith("_") and (inspect.isclass(value) or inspect.isfunction(value))
+                     and value.__module__ == info.name and name not in listed]
+    assert without_all == []
+    assert unlisted == []

@@ -9,6 +9,8 @@ import typer
 from repogym_gym.cli.output import stdout_console
 from repogym_gym.sandbox.images import build_image
 
+__all__ = ["build_command", "envs_app"]
+
 envs_app = typer.Typer(help="Environment images of the Docker sandbox (envs/<name>/env.toml).", no_args_is_help=True)
 
 

@@ -11,6 +11,8 @@ from rich.table import Table
 from repogym_gym.cli.output import stdout_console
 from repogym_gym.gym import register_suite, registered_rows
 
+__all__ = ["gym_app", "list_ids"]
+
 gym_app = typer.Typer(help="Gymnasium ids of the bundled and your own suites.", no_args_is_help=True)
 
 

@@ -15,6 +15,8 @@ from repogym_gym.mine.mutation import MutationReport, operator_yield
 from repogym_gym.spec import TestSpec
 from repogym_gym.suites import PackageRecipe, mine_package
 
+__all__ = ["history", "mine_app", "mutate", "yield_table"]
+
 mine_app = typer.Typer(help="Mine tasks from real code.", no_args_is_help=True)
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from rich.console import Console
 
+__all__ = ["PIPE_WIDTH", "stdout_console"]
+
 #: Width used when stdout is not a terminal (Rich would assume 80 and cut columns).
 PIPE_WIDTH = 160
 

@@ -14,6 +14,8 @@ from repogym_gym.cli.output import stdout_console
 from repogym_gym.mainjob import run_main_job
 from repogym_gym.paths import realcode_recipe
 
+__all__ = ["DEFAULT_RECIPE", "realcode_command"]
+
 DEFAULT_RECIPE = realcode_recipe()
 
 

@@ -17,7 +17,7 @@ from repogym_gym.report import (
     write_report,
 )
 
-__all__ = ["leaderboard_command", "report_command"]
+__all__ = ["ReportFormat", "leaderboard_command", "report_command"]
 
 KOption = Annotated[int | None, typer.Option("-k", min=1, help="The k of pass@k.",
                                              show_default="the run's samples per task")]

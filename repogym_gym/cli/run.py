@@ -14,6 +14,8 @@ from repogym_gym.cli.output import stdout_console
 from repogym_gym.report.tables import plural
 from repogym_gym.runner import AgentStats, run_suite
 
+__all__ = ["BackendName", "run_command"]
+
 
 class BackendName(str, Enum):
     """Where episodes run."""

@@ -14,6 +14,8 @@ from repogym_gym.errors import TaskSpecError
 from repogym_gym.spec import TaskType, spec_json_schema
 from repogym_gym.task import dump_yaml, load_task, load_tasks
 
+__all__ = ["list_tasks", "schema", "show_task", "tasks_app"]
+
 tasks_app = typer.Typer(help="List, show and describe tasks.", no_args_is_help=True)
 
 PathsArg = Annotated[list[Path], typer.Argument(help="Task or suite directories.", show_default=False)]

@@ -14,6 +14,8 @@ from repogym_gym.cli.output import stdout_console
 from repogym_gym.task import load_tasks
 from repogym_gym.validate import TaskValidation, validate_task
 
+__all__ = ["validate_command"]
+
 
 def _scores(scores: list[float]) -> str:
     if scores and len(set(scores)) == 1:

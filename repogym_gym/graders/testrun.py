@@ -68,10 +68,8 @@ from repogym_gym.sandbox import Sandbox, scrubbed_env
 from repogym_gym.spec import TestSpec
 from repogym_gym.tree import discard_tree
 
-__all__ = [
-    "RUNNER_SCRIPT", "SENTINEL_MESSAGE", "TestRun", "baseline_pytest_settings", "hide_planted", "judge_dir", "pytest_argv",
-    "run_tests", "warm_pycache",
-]
+__all__ = ["RUNNER_SCRIPT", "SENTINEL_MESSAGE", "TestRun", "baseline_pytest_settings", "hide_planted", "judge_dir",
+           "pycache_dir", "pytest_argv", "run_tests", "warm_pycache", "write_ini"]
 
 #: The standalone runner script copied next to the grader's ini for every pytest run.
 RUNNER_SCRIPT = Path(__file__).with_name("pytest_runner.py")

@@ -27,8 +27,8 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from repogym_gym.report.tables import Report
 
-__all__ = ["MAX_PLOT_TASKS", "all_plots", "episode_times", "plotted_tasks", "score_histograms", "task_scores",
-           "task_scores_figure"]
+__all__ = ["MAX_PLOT_TASKS", "agent_colour", "all_plots", "episode_times", "label", "plotted_tasks", "score_histograms",
+           "task_scores", "task_scores_figure"]
 
 #: Most tasks drawn in the per-task plot, and most bars (tasks × agents) it draws.
 MAX_PLOT_TASKS, MAX_PLOT_BARS = 40, 120

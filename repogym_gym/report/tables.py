@@ -184,7 +184,7 @@ def fmt_seconds(value: float | None) -> str:
     return f"{value:.1f}" if value >= 1 else f"{value:.2g}"
 
 
-def read_config(results_dir: Path) -> RunConfig | None:
+def _read_config(results_dir: Path) -> RunConfig | None:
     """The run's ``run.json``; None when there is none.
 
     Raises:
@@ -208,7 +208,7 @@ def read_results(results_dir: Path) -> tuple[RunConfig | None, list[RunResult]]:
     """
     if not results_dir.is_dir():
         raise RunError(f"{results_dir}: no such results directory; give the --out directory of a `repogym run`")
-    return read_config(results_dir), load_results(results_dir)
+    return _read_config(results_dir), load_results(results_dir)
 
 
 def _ordered(configured: Sequence[str], found: set[str]) -> list[str]:

@@ -39,7 +39,7 @@ from repogym_gym.task import (
     resolve_task,
 )
 
-__all__ = ["run_suite", "run_task"]
+__all__ = ["resolve_agents", "resolve_tasks", "run_suite", "run_task"]
 
 TaskSource = Sequence[Task] | str | os.PathLike[str]
 
