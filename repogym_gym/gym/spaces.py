@@ -2,7 +2,7 @@
 
 ``spaces.Text`` only accepts characters of its charset (alphanumeric by default, so spaces,
 newlines, punctuation and unicode are outside it) and a full-Unicode charset costs ~200 MB per
-async worker (``GYM_NOTES.md``). :class:`UnicodeText` accepts any ``str`` up to a documented
+async worker (measured with Gymnasium 1.4). :class:`UnicodeText` accepts any ``str`` up to a documented
 length; its shared-memory handlers store code points, so ``AsyncVectorEnv`` works with
 ``shared_memory=True`` (a live view, never stale) as well as ``False``.
 

@@ -1,4 +1,4 @@
-"""Tests for repogym_gym.sandbox.bwrap: each boundary, and each trap of SANDBOX_NOTES, probed for real.
+"""Tests for repogym_gym.sandbox.bwrap: each boundary, and each trap of bubblewrap we met, probed for real.
 
 Every probe runs a real command in a real bubblewrap sandbox and checks the host afterwards.
 """
