@@ -140,3 +140,10 @@ def test_the_tests_mirror_the_package() -> None:
     folders = sorted(p.name for p in tests.iterdir() if p.is_dir() and p.name != "__pycache__")
     assert [f for f in folders if f not in packages and f != "redteam"] == [], folders
     assert all((tests / f / "__init__.py").is_file() for f in folders), "every test folder is a package"
+
+
+def test_no_module_is_over_600_lines() -> None:
+    """Issue 11's bound: a module a reader can hold (split by concept past ~600 lines)."""
+    long = {str(p.relative_to(PACKAGE)): n for p in sorted(PACKAGE.rglob("*.py"))
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 600}
+    assert long == {}
