@@ -273,7 +273,9 @@ def _keys(case: _Case, where: str) -> list[str]:
     if not name:
         raise JUnitParseError(f"{where}: a <testcase> (classname={_quoted(classname)!r}) has no name "
                               "attribute, so its result cannot be attributed to a test")
-    keys = [_pytest_node_id(case.file, classname, name)]
+    keys: list[str | None] = [_pytest_node_id(case.file, classname, name)]
+    if keys[0] is None and case.file and classname:
+        keys = _inherited_node_ids(classname, name)
     keys += [f"{classname}::{name}" if classname else None, name]
     return list(dict.fromkeys(key for key in keys if key))
 
@@ -288,6 +290,24 @@ def _pytest_node_id(file: str | None, classname: str, name: str) -> str | None:
     if classname.startswith(module + "."):
         return f"{file}::{classname[len(module) + 1 :].replace('.', '::')}::{name}"
     return None
+
+
+def _inherited_node_ids(classname: str, name: str) -> list[str | None]:
+    """The node ids a test defined in another file may have, likeliest first.
+
+    pytest writes ``file`` from where the function is defined (a mixin's file, or the module a
+    test function was imported from) but ``classname`` from the node id
+    (``tests/test_a.py::TestA::test_x`` gives ``tests.test_a.TestA``), so ``file`` cannot tell the
+    module part of ``classname`` from its class part. Every split is a candidate key; those whose
+    module is named like a test file (``test_*.py``, ``*_test.py``) come first, then the longer
+    module paths. The runner's record (real node ids) settles which one ran, and a key shared
+    with another test keeps the worse status of the two. Known gap: a directory whose name holds
+    a dot cannot be told apart from a package boundary.
+    """
+    parts = classname.split(".")
+    splits = sorted(range(len(parts), 0, -1),
+                    key=lambda k: not (parts[k - 1].startswith("test_") or parts[k - 1].endswith("_test")))
+    return [f"{'/'.join(parts[:k])}.py::{'::'.join([*parts[k:], name])}" for k in splits]
 
 
 def _status(case: _Case) -> TestStatus:

@@ -420,14 +420,19 @@ def test_xunit1_file_attribute_rebuilds_the_pytest_node_id_as_canonical_id():
 @pytest.mark.parametrize(
     ("attrs", "keys"),
     [
-        ('file="tests/test_x.py" classname="other.mod" name="t"', ["other.mod::t", "t"]),
-        ('file="tests/test_x.py" classname="tests.test_xy" name="t"', ["tests.test_xy::t", "t"]),
+        # defined in tests/test_x.py, collected elsewhere: every module/class split of classname,
+        # test-file-named modules first (an imported test function, an inherited method)
+        ('file="tests/test_x.py" classname="other.mod" name="t"', ["other/mod.py::t", "other.py::mod::t", "other.mod::t", "t"]),
+        ('file="tests/test_x.py" classname="tests.test_xy" name="t"', ["tests/test_xy.py::t", "tests.py::test_xy::t",
+                                                                        "tests.test_xy::t", "t"]),
+        ('file="tests/mixins.py" classname="tests.test_a.TestA" name="t"',
+         ["tests/test_a.py::TestA::t", "tests/test_a/TestA.py::t", "tests.py::test_a::TestA::t", "tests.test_a.TestA::t", "t"]),
         ('classname="pkg.mod" name="t"', ["pkg.mod::t", "t"]),
         ('classname="" name="t"', ["t"]),
         ('name="t"', ["t"]),
     ],
 )
-def test_canonical_id_falls_back_to_classname_then_bare_name(attrs, keys):
+def test_canonical_id_falls_back_to_the_node_ids_classname_allows_then_classname_then_bare_name(attrs, keys):
     report = parse_junit_string(_suite(f"<testcase {attrs}/>"))
 
     assert list(report.statuses) == keys

@@ -186,3 +186,36 @@ def test_edits_to_the_visible_test_file_are_not_carried_into_grading(tiny_task: 
     assert result.fail_to_pass[ADD] == "failed"
     assert result.component("constraints").passed is False
     assert result.score == 0.0
+
+
+# -- inherited test methods (issue 12) ----------------------------------------------------------
+
+#: Test methods defined once in a mixin of another file and inherited by a pytest class and a
+#: unittest class: pytest's node ids name the inheriting class's file, while its xunit1 ``file``
+#: attribute names the mixin's (cachetools' suite is built this way).
+MIXIN_FILES = {
+    "tests/mixins.py": "from calc import add, sub\n\n\nclass AddChecks:\n"
+                       "    def test_add(self):\n        assert add(2, 3) == 5\n\n"
+                       "    def test_sub(self):\n        assert sub(5, 3) == 2\n",
+    "tests/test_plain.py": "from tests.mixins import AddChecks\n\n\nclass TestPlain(AddChecks):\n    pass\n",
+    "tests/test_unit.py": "import unittest\n\nfrom tests.mixins import AddChecks\n\n\n"
+                          "class TestUnit(AddChecks, unittest.TestCase):\n    pass\n",
+    "tests/__init__.py": "",
+}
+MIXIN_TESTS = {"command": "python -m pytest -q --junitxml={junit} tests",
+               "fail_to_pass": ["tests/test_plain.py::TestPlain::test_add", "tests/test_unit.py::TestUnit::test_add"],
+               "pass_to_pass": ["tests/test_plain.py::TestPlain::test_sub", "tests/test_unit.py::TestUnit::test_sub"]}
+
+
+@pytest.mark.slow
+def test_tests_inherited_from_a_mixin_in_another_file_are_graded_by_their_node_ids(make_task: MakeTask) -> None:
+    """Before: the JUnit ids fell back to a dotted form the runner never recorded, the run was voided
+    as "the report was rewritten", and the golden patch scored 0 (5 of 8 mined cachetools tasks)."""
+    task = make_task(files=MIXIN_FILES, tests=MIXIN_TESTS)
+    golden = grade_patch(task, task.golden_patch())
+    assert golden.score == 1.0, golden.summary()
+    assert golden.fail_to_pass == dict.fromkeys(MIXIN_TESTS["fail_to_pass"], "passed")
+    assert golden.pass_to_pass == dict.fromkeys(MIXIN_TESTS["pass_to_pass"], "passed")
+    noop = grade_patch(task, "")
+    assert noop.score == 0.0 and not noop.infra_error, noop.summary()
+    assert set(noop.fail_to_pass.values()) == {"failed"} and set(noop.pass_to_pass.values()) == {"passed"}
