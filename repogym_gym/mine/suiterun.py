@@ -17,6 +17,7 @@ from pathlib import Path
 
 from junitparser import JUnitXml
 
+from repogym_gym.errors import MiningError
 from repogym_gym.graders.testrun import run_tests, write_ini
 from repogym_gym.sandbox import LocalSandbox, Sandbox
 from repogym_gym.spec import TestSpec
@@ -109,12 +110,21 @@ def exercised_lines(
     """Lines of ``files`` (relative to ``tree``) that the test suite executes, via coverage.py.
 
     The environment must have ``coverage`` installed. Files never executed map to an empty set.
+    Coverage reads the grader's own empty rcfile, never the package's ``[tool.coverage]``
+    settings (``parallel = true`` would write a data file this never reads, ``omit`` would
+    drop the files to mutate).
+
+    Raises:
+        MiningError: when coverage recorded no line of any of ``files`` (the suite did not run,
+            or runs none of them), naming the command and the tail of its output.
     """
     sandbox = sandbox or LocalSandbox()
     with tempfile.TemporaryDirectory(prefix="repogym-cov-") as scratch_dir:
         scratch = Path(scratch_dir)
         ini = scratch / "pytest.ini"
         write_ini(ini, tree, tree, tests)
+        rcfile = scratch / "coveragerc"
+        rcfile.write_text("[run]\n")
         data, report = scratch / "coverage.data", scratch / "coverage.json"
         args = [a for a in tests.command.split() if "{junit}" not in a]
         for launcher in (["python", "-m", "pytest"], ["python3", "-m", "pytest"], ["pytest"]):
@@ -123,20 +133,24 @@ def exercised_lines(
                 break
         include = ",".join(str(tree / f) for f in files)
         env = {**venv_environ(env_dir), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-        sandbox.run(["python", "-m", "coverage", "run", f"--data-file={data}", f"--include={include}", "-m", "pytest",
-                     "-c", str(ini), "--rootdir", str(tree), "-p", "no:cacheprovider", *args],
-                    cwd=tree, timeout_s=timeout_s, env=env)
-        sandbox.run(["python", "-m", "coverage", "json", f"--data-file={data}", "-o", str(report)],
+        run = sandbox.run(["python", "-m", "coverage", "run", f"--rcfile={rcfile}", f"--data-file={data}",
+                           f"--include={include}", "-m", "pytest", "-c", str(ini), "--rootdir", str(tree),
+                           "-p", "no:cacheprovider", *args], cwd=tree, timeout_s=timeout_s, env=env)
+        sandbox.run(["python", "-m", "coverage", "json", f"--rcfile={rcfile}", f"--data-file={data}", "-o", str(report)],
                     cwd=tree, timeout_s=120, env=env)
         try:
             payload = json.loads(report.read_text())
         except (OSError, ValueError):
-            return {f: set() for f in files}
+            payload = {}
     lines: dict[str, set[int]] = {f: set() for f in files}
     for path, info in payload.get("files", {}).items():
         rel = Path(path).resolve().relative_to(tree.resolve()).as_posix() if Path(path).is_absolute() else path
         if rel in lines:
             lines[rel] = set(info.get("executed_lines", []))
+    if not any(lines.values()):
+        tail = (run.stdout + run.stderr).strip()[-1500:]
+        raise MiningError(f"coverage recorded no line of {', '.join(files)} running `{tests.command}` (exit "
+                          f"{run.exit_code}): check the files and the test command; its output ends:\n{tail}")
     return lines
 
 

@@ -168,3 +168,27 @@ def test_a_statement_quotes_one_short_line_without_this_machines_paths(monkeypat
     assert "second line" not in text
     assert len(env_line) <= len("- `tests/test_a.py::test_env`: ") + MAX_STATEMENT_MESSAGE
     assert "- `tests/test_a.py::test_b`: assert 1 == 2" in text
+
+
+def test_the_package_s_own_coverage_settings_do_not_hide_what_its_tests_run(tmp_path: Path) -> None:
+    """python-slugify's ``[tool.coverage.run] parallel = true`` made coverage write a suffixed data
+    file the miner never read: every line looked unexercised and mining found 0 candidates."""
+    from repogym_gym.mine.suiterun import exercised_lines
+
+    tree = make_tree(tmp_path)
+    (tree / "pyproject.toml").write_text("[tool.coverage.run]\nparallel = true\nbranch = true\n"
+                                         "omit = ['minilib/*']\n")
+    lines = exercised_lines(tree, TESTS_SPEC, env_dir=None, files=["minilib/__init__.py"])
+    assert {4, 5, 6} <= lines["minilib/__init__.py"], lines  # clamp's first lines ran
+
+
+def test_coverage_that_records_nothing_is_a_mining_error_not_zero_candidates(tmp_path: Path) -> None:
+    import pytest
+
+    from repogym_gym.errors import MiningError
+    from repogym_gym.mine.suiterun import exercised_lines
+
+    tree = make_tree(tmp_path)
+    with pytest.raises(MiningError, match="coverage recorded no line of minilib/__init__.py.*no_such_dir"):
+        exercised_lines(tree, TESTS_SPEC.model_copy(update={"command": "python -m pytest -q no_such_dir"}),
+                        env_dir=None, files=["minilib/__init__.py"])
