@@ -12,8 +12,9 @@ For one source tree (e.g. a pinned sdist) and its test suite:
    fail_to_pass after ``repeats`` runs; at most one task per function;
 4. a task is written as ``task.yaml`` + ``bug.patch`` (the fault, applied to the pinned source
    when the baseline is built) + ``solution.patch`` (its minimal reverse edit). fail_to_pass:
-   tests passing on the original and failing on every mutant run; pass_to_pass: tests passing
-   in every run of both, from the test files of the fail_to_pass tests (at most ``p2p_limit``).
+   tests passing on the original and failing on every mutant run; pass_to_pass: every other test
+   passing in every run of both, in every test file (the package's whole stable passing suite,
+   so a regression anywhere costs reward; ``p2p_limit`` caps it when set).
 
 The problem statement lists the failing tests and their first assertion line, never the
 operator or the patch. Same tree, seed and options give byte-identical tasks.
@@ -63,7 +64,8 @@ class MutationOptions(BaseModel):
     max_candidates: int = Field(80, ge=1, description="Mutants tried at most (each costs test runs).")
     max_failure_ratio: float = Field(0.3, gt=0, le=1, description="Largest share of passing tests a fault may break.")
     repeats: int = Field(3, ge=1, description="Runs of the original and of each kept mutant (flake detection).")
-    p2p_limit: int = Field(200, ge=1)
+    p2p_limit: int | None = Field(None, ge=1, description="Cap on pass_to_pass, first ids in sorted order (None: "
+                                  "the whole stable passing suite; a cap lets regressions past it go unpunished).")
     test_timeout_s: float = Field(600.0, gt=0)
 
 
@@ -202,8 +204,7 @@ def _try(work: Path, mutation: Mutation, tests: TestSpec, template: dict[str, An
     f2p = sorted(i for i in passing if stable.get(i) in ("failed", "error"))
     if not f2p:
         return "flaky", None
-    files = {i.split("::", 1)[0] for i in f2p}
-    p2p = sorted(i for i in passing if stable.get(i) == "passed" and i.split("::", 1)[0] in files)[: options.p2p_limit]
+    p2p = sorted(i for i in passing if stable.get(i) == "passed")[: options.p2p_limit]
     if not p2p:
         return "no_pass_to_pass", None
     task_id = _task_id(options.package, mutation)

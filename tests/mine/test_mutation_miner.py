@@ -192,3 +192,35 @@ def test_coverage_that_records_nothing_is_a_mining_error_not_zero_candidates(tmp
     with pytest.raises(MiningError, match="coverage recorded no line of minilib/__init__.py.*no_such_dir"):
         exercised_lines(tree, TESTS_SPEC.model_copy(update={"command": "python -m pytest -q no_such_dir"}),
                         env_dir=None, files=["minilib/__init__.py"])
+
+
+def test_pass_to_pass_is_the_whole_passing_suite_so_a_regression_elsewhere_costs_reward(tmp_path: Path) -> None:
+    """python-slugify: pass_to_pass held only the failing tests' files, so the golden fix plus a change
+    breaking 18 tests elsewhere in the package scored 1.000."""
+    import shutil
+
+    from repogym_gym.grading import grade_patch
+    from tests.helpers import make_patch
+
+    tree = make_tree(tmp_path)
+    other = "from minilib import is_palindrome\n\n\ndef test_palindrome_elsewhere():\n    assert is_palindrome('abba')\n"
+    (tree / "tests" / "test_other.py").write_text(other)
+    tasks, _ = mine(tree, tmp_path / "out", max_tasks=6)
+    everything = {f"tests/test_minilib.py::{n}" for n in ("test_clamp_low", "test_clamp_high", "test_clamp_inside",
+                  "test_chunks", "test_chunks_empty", "test_palindrome", "test_not_palindrome")}
+    everything.add("tests/test_other.py::test_palindrome_elsewhere")
+    for task in tasks:
+        assert set(task.pass_to_pass) == everything - set(task.fail_to_pass), task.id
+    task = next(t for t in tasks if not any("palindrome" in i for i in t.fail_to_pass))
+    shutil.copytree(tree, task.root / "repo")
+    loaded = load_task(task.root)
+    from repogym_gym.workspace import Workspace
+
+    with Workspace.create(loaded) as ws:
+        mutant = ws.read("minilib/__init__.py")
+    broken = SOURCE.replace("return cleaned == cleaned[::-1]", "return False")
+    regression = make_patch("minilib/__init__.py", mutant, broken)  # the golden fix, and palindromes broken
+    assert grade_patch(loaded, loaded.golden_patch()).score == 1.0
+    result = grade_patch(loaded, regression)
+    assert set(result.fail_to_pass.values()) == {"passed"}, result.summary()  # the fault is fixed
+    assert result.score < 1.0 and result.pass_to_pass["tests/test_other.py::test_palindrome_elsewhere"] == "failed"
