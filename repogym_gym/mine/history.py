@@ -14,7 +14,9 @@ what grading will see:
 3. ``P`` + ``C``'s test and source files: the golden submission, run ``repeats`` times; tests
    whose outcome changes between these runs are flaky and excluded.
 
-fail_to_pass: passing in every run of (3), failing, erroring or absent in (2).
+fail_to_pass: passing in every run of (3), failing, erroring or absent in (2), and not passing in
+(1) (a test that passed on the parent is not made to pass by the fix, even when ``C``'s version
+of its module fails to import there).
 pass_to_pass: passing in (1), (2) and every run of (3). A test that passed in (1) or (2) and
 fails in (3), or disappears from a test file ``C`` did not change, rejects the commit.
 
@@ -407,7 +409,10 @@ def _outcomes(run: _Run, commit: str, change: _Change, trees: _Trees) -> tuple[l
     if _broken(passed_before - flaky, stable, change):
         return "breaks_a_passing_test"
     passing_after = {i for i, s in stable.items() if s == "passed"}
-    f2p = sorted(i for i in passing_after if runs_hidden.statuses.get(i) in (*_FAILING, None))
+    # A test that passed on the parent is never fail_to_pass, even when C's version of its module
+    # fails to import there (the new tests import what C adds): a stub that only makes the module
+    # importable would earn it back. The baseline cannot import it either, so it is not pass_to_pass.
+    f2p = sorted(i for i in passing_after - runs_before.passing() if runs_hidden.statuses.get(i) in (*_FAILING, None))
     p2p = sorted(passing_after & runs_before.passing() & runs_hidden.passing())
     if not f2p:
         return "no_fail_to_pass"

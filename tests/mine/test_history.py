@@ -212,6 +212,35 @@ def test_tests_not_collected_before_the_change_count_as_fail_to_pass(tmp_path: P
     assert "`tests/test_sub.py::test_sub`: not collected" in load_task(tasks[0].root).spec.problem_statement
 
 
+def test_tests_that_passed_before_are_not_fail_to_pass_when_the_new_tests_break_their_module_s_import(
+        tmp_path: Path) -> None:
+    """toolz: the commit adds sub() and a test of it to the existing test module, which then fails to
+    import on the parent; its old tests counted as fail_to_pass, and with partial credit a stub that
+    only makes the module importable scored 0.980. Tests that passed before the commit are not
+    fail_to_pass (nor pass_to_pass, since the baseline cannot import them)."""
+    from repogym_gym.grading import grade_patch
+    from tests.helpers import make_patch
+
+    repo, shas = make_repo(tmp_path)
+    source = (repo / "pkg" / "core.py").read_text()
+    feature = commit(repo, "Add sub()", {
+        "pkg/core.py": source + "\n\ndef sub(a, b):\n    return a - b\n",
+        "tests/test_core.py": NEW_TESTS.replace("import add, mul", "import add, mul, sub")
+                              + "\n\ndef test_sub():\n    assert sub(3, 2) == 1\n",
+    })
+    tasks, report = mine(repo, f"{shas['fix']}..{feature}", tmp_path / "out")
+    assert report.outcomes[feature] == "task", report.outcomes
+    (task,) = tasks
+    assert task.fail_to_pass == ("tests/test_core.py::test_sub",)
+    assert not {F2P, *P2P} & set(task.pass_to_pass)
+    loaded = load_task(task.root)
+    assert loaded.spec.grading.partial_credit  # the default, under which the stub scored 0.980
+    stub = make_patch("pkg/core.py", source, source + "\n\ndef sub(a, b):\n    raise NotImplementedError\n")
+    graded = grade_patch(loaded, stub)
+    assert graded.score == 0.0, graded.summary()
+    assert grade_patch(loaded, loaded.golden_patch()).score == 1.0
+
+
 def test_a_range_that_looks_like_an_option_or_a_directory_without_git_is_refused(tmp_path: Path) -> None:
     repo, _shas = make_repo(tmp_path)
     with pytest.raises(ValueError, match="rev_range '--all'"):
