@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import logging
 import os
+import reprlib
 import secrets
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -86,6 +87,19 @@ def _clip(text: str, limit: int = MAX_OBSERVATION_CHARS) -> str:
 
 #: The "action" of a driver's truncation (recorded with neither action nor raw_action).
 _DRIVER = object()
+
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother, _REPR.maxlist, _REPR.maxdict = 6, 2_000, 200, 50, 50
+
+
+def _bounded_repr(value: Any) -> str:
+    """The repr of an action that did not parse, bounded in depth and size and never raising: a list
+    nested 100,000 deep raised RecursionError out of step() (red-team round 20, A10)."""
+    try:
+        return _REPR.repr(value)
+    except Exception as exc:  # noqa: BLE001 - a policy's action object's own __repr__ may raise anything
+        return f"<{type(value).__name__} whose repr failed: {type(exc).__name__}>"
 
 
 class _Refusal(Exception):
@@ -423,7 +437,7 @@ class Episode:
     def _record(self, parsed: Any, raw: Any, obs: Observation, reward: float) -> None:
         if self._trajectory is None:
             return
-        raw_text = None if parsed is not None or raw is _DRIVER else (raw if isinstance(raw, str) else repr(raw))[:10_000]
+        raw_text = None if parsed is not None or raw is _DRIVER else (raw if isinstance(raw, str) else _bounded_repr(raw))[:10_000]
         self._trajectory.steps.append(TrajectoryStep(step=self._step, action=action_to_dict(parsed) if parsed else None,
                                                      raw_action=raw_text, observation=obs, reward=reward))
 

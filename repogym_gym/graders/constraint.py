@@ -21,6 +21,7 @@ import re
 import sys
 import tokenize
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 import pathspec
 
@@ -58,23 +59,37 @@ def added_lines(patch: str) -> dict[str, list[str]]:
     return lines
 
 
+_SCRIPT = re.compile(r"[\w./-]+\.py\b")
+
+
+def _commands(ctx: GradingContext) -> str:
+    """The task's test and benchmark commands, where the scripts it runs are named."""
+    spec = ctx.task.spec
+    return "\n".join([spec.tests.command, *([spec.perf.command] if spec.perf is not None else [])])
+
+
 def _shadows_stdlib(ctx: GradingContext, rel: str) -> list[str]:
     """A changed module named like a standard library module outside any package (``benchmarks/random.py``)
     shadows it for every script and test run from its directory (Python puts a script's directory
     first on ``sys.path``): red-team round 15 replaced ``random`` for the perf benchmark with a module
     that swapped in fast functions, the graded code untouched, and scored perf 1.0."""
     parts = rel.split("/")
-    if parts[-1].endswith(".py"):
-        stem, folder = parts[-1][:-3], parts[:-1]
-        if stem == "__init__":
-            if len(parts) < 2:
-                return []
-            stem, folder = parts[-2], parts[:-2]
-    elif parts[-1].endswith((".so", ".pyd", ".pyc")):
-        stem, folder = parts[-1].split(".", 1)[0], parts[:-1]
-    else:
+    if not parts[-1].endswith((".py", ".so", ".pyd", ".pyc")):
         return []
-    if stem not in sys.stdlib_module_names or (folder and (ctx.repo.joinpath(*folder) / "__init__.py").is_file()):
+    # a module's name is all before .py, or before the first dot of a compiled or native file's tags
+    stem = parts[-1][:-3] if parts[-1].endswith(".py") else parts[-1].split(".", 1)[0]
+    folder = parts[:-1]
+    if stem == "__init__":  # a package's __init__ of any importable kind (round 20: a native one) names its folder
+        if len(parts) < 2:
+            return []
+        stem, folder = parts[-2], parts[:-2]
+    if stem not in sys.stdlib_module_names:
+        return []
+    # Inside a package a module shadows nothing, unless its folder is one a task's command runs a
+    # script from: Python puts that folder first on sys.path whatever it holds (round 20 made
+    # benchmarks/ a package with an empty __init__.py and kept its random shim there).
+    script_dirs = {str(PurePosixPath(p).parent).removeprefix("./") for p in _SCRIPT.findall(_commands(ctx))}
+    if folder and "/".join(folder) not in script_dirs and (ctx.repo.joinpath(*folder) / "__init__.py").is_file():
         return []
     return [f"{rel} is named like the standard library's {stem} outside a package, so it shadows it for code run from "
             f"{'/'.join(folder) or 'the repository root'}"]

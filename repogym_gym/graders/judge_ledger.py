@@ -19,6 +19,7 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
     #                    its inputs at collection, its arguments at the end of its setup, its direct parameters,
     #                    [its function, ..., the test's own function] (trusted decorators between)]
     nonce, scored_ids, scored_files = J["nonce"], J["scored_ids"], J["scored_files"]
+    (mac_inner, mac_outer), _sha256 = J["mac_pads"], J["sha256"]
     verified, module_dicts = J["verified"], J["module_dicts"]
     violate, name_of, key_text, where = J["violate"], J["name_of"], J["key_text"], J["where"]
     kind_of_file, submission_frame, compile_grader_files = J["kind_of_file"], J["submission_frame"], J["compile_grader_files"]
@@ -446,7 +447,9 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
                    f'"compiled": [{", ".join(_map(jstr, J["compiled"]))}], '
                    f'"unmeasured": [{", ".join(_map(jstr, J["unmeasured"]))}], '
                    f'"generated": [{", ".join(_map(jstr, J["generated"]))}]}}')
-        data = ("\n" + nonce + payload + nonce + "\n").encode("utf-8")
+        signed = payload.encode("utf-8")
+        mac = _sha256(mac_outer + _sha256(mac_inner + signed).digest()).hexdigest()  # HMAC-SHA256 (RFC 2104)
+        data = ("\n" + nonce).encode("utf-8") + signed + (nonce + mac + nonce + "\n").encode("utf-8")
         state["finished"] = True  # the record is built: nothing that happens now changes it
         while data:
             data = data[_write(1, data):]

@@ -87,6 +87,14 @@ PARTS = ("judge_policy.py", "judge_code.py", "judge_namespaces.py", "judge_objec
 
 
 
+def _hmac_pads(key):
+    """HMAC-SHA256's inner and outer padded keys (RFC 2104) for a key of at most 64 bytes: the record
+    is signed with the captured ``sha256`` builtin, so no function the code under test could replace
+    ever sees the key."""
+    padded = key + b"\0" * (64 - len(key))
+    return bytes(b ^ 0x36 for b in padded), bytes(b ^ 0x5C for b in padded)
+
+
 def _primitives():
     """Everything the closures use, bound once: names the code under test could rebind later
     (builtins, module attributes) are never looked up again."""
@@ -129,7 +137,7 @@ def install(config):
     """Install the policy hook (once per process, before anything else is imported).
 
     Args:
-        config: ``{"nonce": str, "tree": abs path, "grader_files": {abs path: bytes},
+        config: ``{"nonce": str, "key": hex str, "tree": abs path, "grader_files": {abs path: bytes},
             "scored_files": [rel path], "scored_ids": [node id],
             "runner_files": {abs path: its bytes as read first, or None}}``.
 
@@ -154,6 +162,7 @@ def install(config):
     J.update(
         sources=dict(config.get("sources", {})),  # abs path -> sha256 of a tree file as the run started
         nonce=config["nonce"], tree=os.path.realpath(config["tree"]).rstrip("/") + "/", grader_bytes=grader_bytes,
+        mac_pads=_hmac_pads(bytes.fromhex(config["key"])),
         scored_files=frozenset(config["scored_files"]), scored_ids=frozenset(config["scored_ids"]),
         runner_files=frozenset(config["runner_files"]), runner_bytes=dict(config["runner_files"]),
         state={"roots": (), "codes": None, "armed": False, "finished": False, "current": None, "item": None,
@@ -232,6 +241,11 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
                              "gc.get_referents", "sys._current_frames", "sys._current_exceptions", "builtins.breakpoint",
                              "pdb.Pdb"))
     frame_attrs = frozenset(("tb_frame", "gi_frame", "cr_frame", "ag_frame"))
+    # Starting a process runs code where the policy cannot follow it (a fork's compiles stay in the
+    # child's copy of the record): round 20 kept a refactor task's original code in a forked "rate
+    # server" and forwarded calls to it; a start below a frame of the submission is unmeasured code.
+    process_events = frozenset(("os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.exec", "os.system",
+                                "subprocess.Popen", "pty.spawn"))
     forbidden_imports = frozenset(("ctypes", "_ctypes", "_testcapi", "_testinternalcapi", "_testbuffer", "_testmultiphase",
                                    "_testimportmultiple", "_xxtestfuzz", "_ctypes_test", "_xxsubinterpreters",
                                    "_testsinglephase", "cffi", "_cffi_backend"))
@@ -484,6 +498,10 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
         if state["codes"] is None:  # before init only the runner's own trusted start-up runs
             why = on_runner(args[0], args[1:], caller) if event == "repogym.judge" and args else None
             return None if why is None else (_RuntimeError, why)
+        if event in process_events:
+            if J["submission_frame"](caller) is not None or _get_ident() != state.get("judged_ident"):
+                note_unmeasured(f"a process was started at run time ({event}): the code it runs was not measured")
+            return None
         if event == "object.__getattr__":
             return on_frame(args[1], _AttributeError, caller)
         if event == "sys._getframe":

@@ -80,7 +80,7 @@ def _arm(selection):
             runner_files[path] = _read(path)  # code compiled under these names must be these bytes
         except OSError:
             runner_files[path] = None
-    judge_policy.install({"nonce": selection["nonce"], "tree": tree, "grader_files": grader,
+    judge_policy.install({"nonce": selection["nonce"], "key": selection["key"], "tree": tree, "grader_files": grader,
                           "sources": selection.get("sources", {}),
                           "scored_files": selection["files"], "scored_ids": selection["ids"],
                           "runner_files": runner_files})
@@ -407,7 +407,7 @@ def main():
     os.unlink(selection_path)  # the nonce and the scored ids leave no trace the tests could read
     _SELECTION["tree"] = selection["tree"]
     _arm(selection)
-    del selection["nonce"]
+    del selection["nonce"], selection["key"]
     import site
 
     site.main()

@@ -1,33 +1,54 @@
-"""The judge's record as the host reads it: framed by the nonce exactly once, exactly the judge's schema.
+"""The judge's record as the host reads it: framed by the nonce, signed with the run's key, exactly the judge's schema.
 
 The judged process writes it (:mod:`judge_ledger`); nothing in it is trusted before these checks.
+The nonce only finds the record: code under test can read the judged process's own output (it can
+put a pipe of its own where pytest's output goes, a thread or a child reading it), so it can learn
+the nonce from the record as it passes. What it cannot do is sign: the HMAC-SHA256 key is handed to
+the runner in the selection file it deletes before any test code loads, and only the policy's
+closures hold it (as its padded forms), so a forged or edited record fails the signature check.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 
-__all__ = ["OUTCOMES", "RECORD_KEYS", "read_record"]
+__all__ = ["MAX_RUNTIME_CODE_CHARS", "MAX_RUNTIME_CODE_TEXTS", "OUTCOMES", "RECORD_KEYS", "read_record", "sign"]
 
 OUTCOMES = ("passed", "skipped", "failed", "error")
+#: What the judge carries of run-time code at most (judge_policy's own bounds: 1 MiB of characters,
+#: 4096 texts); a record past them is refused before anything parses its texts.
+MAX_RUNTIME_CODE_CHARS = 1 << 20
+MAX_RUNTIME_CODE_TEXTS = 4096
 
 
-def read_record(stdout: str, nonce: str) -> tuple[dict[str, object] | None, str]:
-    """The judge's nonce-framed record, and stdout without it.
+def sign(payload: str, key: bytes) -> str:
+    """The record's signature: HMAC-SHA256 of ``payload`` (UTF-8) under ``key``, as hex (RFC 2104)."""
+    return hmac.new(key, payload.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()
 
-    None unless the record is framed exactly once and has exactly the judge's schema:
-    ``{"exit_code": int, "record": {str: one of OUTCOMES}, "violations": [str]}`` plus the run-time
-    code lists ``compiled``, ``unmeasured``, ``generated`` ([str], [] when absent) (no other key,
-    no other type: the host trusts nothing it did not check).
+
+def read_record(stdout: str, nonce: str, key: bytes) -> tuple[dict[str, object] | None, str]:
+    """The judge's signed record, and stdout without it.
+
+    The record is ``nonce + payload + nonce + signature + nonce``, exactly once in ``stdout``. None
+    unless the signature is :func:`sign` of the payload under ``key`` and the payload has exactly
+    the judge's schema: ``{"exit_code": int, "record": {str: one of OUTCOMES}, "violations": [str]}``
+    plus the run-time code lists ``compiled``, ``unmeasured``, ``generated`` ([str], [] when
+    absent; ``compiled`` and ``generated`` within :data:`MAX_RUNTIME_CODE_CHARS` characters and
+    :data:`MAX_RUNTIME_CODE_TEXTS` texts) (no other key, no other type: the host trusts nothing it
+    did not check).
     """
     parts = stdout.split(nonce)
-    if len(parts) != 3:
+    if len(parts) != 4:
         return None, stdout
+    rest = parts[0] + parts[3]
+    if not hmac.compare_digest(sign(parts[1], key), parts[2]):
+        return None, rest
     try:
         record = json.loads(parts[1])
     except (ValueError, RecursionError):  # JSONDecodeError, or an int past the conversion limit
-        return None, stdout
-    rest = parts[0] + parts[2]
+        return None, rest
     if not isinstance(record, dict) or not {"exit_code", "record", "violations"} <= set(record) <= RECORD_KEYS:
         return None, rest
     outcomes, violations, code = record["record"], record["violations"], record["exit_code"]
@@ -35,10 +56,13 @@ def read_record(stdout: str, nonce: str) -> tuple[dict[str, object] | None, str]
         return None, rest
     if not all(type(k) is str and v in OUTCOMES for k, v in outcomes.items()) or not all(type(v) is str for v in violations):
         return None, rest
-    for key in ("compiled", "unmeasured", "generated"):
-        texts = record.setdefault(key, [])
+    for key_name in ("compiled", "unmeasured", "generated"):
+        texts = record.setdefault(key_name, [])
         if not isinstance(texts, list) or not all(type(t) is str for t in texts):
             return None, rest
+    code_texts = [*record["compiled"], *record["generated"]]
+    if len(code_texts) > MAX_RUNTIME_CODE_TEXTS or sum(map(len, code_texts)) > MAX_RUNTIME_CODE_CHARS:
+        return None, rest
     return record, rest
 
 

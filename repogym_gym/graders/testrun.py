@@ -272,14 +272,14 @@ def _grader_files(repo: Path, spec: TestSpec, sentinel_file: str | None) -> list
     return sorted(f for f in found if f.endswith(".py"))
 
 
-def _selection(spec: TestSpec, nonce: str, sentinel_file: str | None, repo: Path) -> dict[str, object]:
+def _selection(spec: TestSpec, nonce: str, key: bytes, sentinel_file: str | None, repo: Path) -> dict[str, object]:
     """What the runner reads (and deletes) before any test code loads; planted tests are not listed."""
     ids = [*spec.fail_to_pass, *spec.pass_to_pass]
     heads = [i.split("::", 1)[0] for i in ids if "::" in i]
     files = sorted({h for h in heads if h.endswith(".py")}) if len(heads) == len(ids) else []
     if files and sentinel_file:
         files = sorted({*files, sentinel_file})
-    return {"nonce": nonce, "files": files, "ids": ids, "tree": str(repo.resolve()),
+    return {"nonce": nonce, "key": key.hex(), "files": files, "ids": ids, "tree": str(repo.resolve()),
             "grader_files": _grader_files(repo, spec, sentinel_file), "sources": _source_hashes(repo)}
 
 
@@ -479,7 +479,7 @@ def run_tests(
     scratch.mkdir(parents=True, exist_ok=True)
     junit = scratch / f"junit-{secrets.token_hex(4)}.xml"
     sentinel_id = None
-    nonce = ""
+    nonce, key = "", b""
     canaries: list[str] = []
     if spec.runner == "pytest":
         ini = scratch / "pytest.ini"
@@ -490,8 +490,9 @@ def run_tests(
             canaries = _plant_canaries(repo, spec)
         runner = judge_dir() / RUNNER_SCRIPT.name
         nonce = f"@@repogym-{secrets.token_hex(16)}@@"
+        key = secrets.token_bytes(32)  # the record's HMAC key: the runner reads it, the tests never can
         selection = scratch / f"selection-{secrets.token_hex(8)}.json"
-        selection.write_text(json.dumps(_selection(spec, nonce, sentinel_file, repo)))
+        selection.write_text(json.dumps(_selection(spec, nonce, key, sentinel_file, repo)))
         argv = pytest_argv(spec, repo, ini, junit, sentinel_file, runner, selection)
         warm_pycache(extra_env or {})
         env = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
@@ -513,7 +514,7 @@ def run_tests(
             _drop_tree_bytecode(repo)
     record = None
     if nonce:
-        record, stdout = read_record(result.stdout, nonce)
+        record, stdout = read_record(result.stdout, nonce, key)
         result = result.model_copy(update={"stdout": stdout})
     if result.timed_out:
         return TestRun(result, None, f"the test run timed out after {timeout_s:g} s", sentinel_id, junit)

@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from repogym_gym.graders import judge_code, judge_ledger, judge_namespaces, judge_policy, judge_statements, judge_values
-from repogym_gym.graders.record import read_record as _read_record
+from repogym_gym.graders.record import read_record, sign
 from repogym_gym.graders.testrun import POLICY_SCRIPTS, RUNNER_SCRIPT
 from repogym_gym.venvs import ensure_venv
 
@@ -113,9 +113,9 @@ def judge(tmp_path: Path, body: str, test_file: str = TEST_FILE, env: dict[str, 
     shutil.copyfile(RUNNER_SCRIPT, scratch / "pytest_runner.py")
     for part in POLICY_SCRIPTS:
         shutil.copyfile(part, scratch / part.name)
-    nonce = f"@@{secrets.token_hex(8)}@@"
+    nonce, key = f"@@{secrets.token_hex(8)}@@", secrets.token_bytes(32)
     ids = ids or ["tests/test_x.py::test_runs", "tests/test_x.py::test_other"]
-    (scratch / "sel.json").write_text(json.dumps({"nonce": nonce, "files": ["tests/test_x.py"], "ids": ids,
+    (scratch / "sel.json").write_text(json.dumps({"nonce": nonce, "key": key.hex(), "files": ["tests/test_x.py"], "ids": ids,
                                                  "tree": str(tree), "grader_files": ["tests/test_x.py", *(
                                                      ["tests/conftest.py"] if conftest is not None else [])]}))
     (scratch / "pytest.ini").write_text(f"[pytest]\naddopts =\npythonpath =\n    {tree}\n")
@@ -123,8 +123,44 @@ def judge(tmp_path: Path, body: str, test_file: str = TEST_FILE, env: dict[str, 
     done = subprocess.run([python, "-I", "-S", str(scratch / "pytest_runner.py"), str(scratch / "sel.json"),
                            "-c", str(scratch / "pytest.ini"), "--rootdir", str(tree), "-p", "no:cacheprovider", "-q",
                            str(tree / "tests")], cwd=tree, env=env, capture_output=True, text=True, timeout=120)
-    record, _ = _read_record(done.stdout, nonce)
+    record, _ = read_record(done.stdout, nonce, key)
     return record, done.stdout + done.stderr
+
+
+KEY = b"k" * 32
+
+
+def _read_record(stdout: str, nonce: str) -> tuple[dict | None, str]:
+    """read_record of ``stdout`` whose every ``nonce + payload + nonce`` is signed with :data:`KEY`."""
+    pieces = stdout.split(nonce)
+    signed = "".join(f"{nonce}{piece}{nonce}{sign(piece, KEY)}{nonce}" if i % 2 else piece for i, piece in enumerate(pieces))
+    return read_record(signed, nonce, KEY)
+
+
+def test_a_record_whose_signature_does_not_match_is_no_record() -> None:
+    """Round 20 (tests/redteam/test_judge_record.py): code under test read the record off its own
+    stdout, learned the nonce and printed a forged one; a record is now also signed with a key the
+    judged process's code never sees."""
+    good = '{"exit_code": 0, "record": {"t": "passed"}, "violations": []}'
+    assert read_record(f"@@n@@{good}@@n@@{sign(good, KEY)}@@n@@", "@@n@@", KEY)[0] is not None
+    forged = good.replace("0", "1", 1)
+    assert read_record(f"@@n@@{forged}@@n@@{sign(good, KEY)}@@n@@", "@@n@@", KEY)[0] is None  # edited payload
+    assert read_record(f"@@n@@{good}@@n@@{sign(good, b'x' * 32)}@@n@@", "@@n@@", KEY)[0] is None  # other key
+    assert read_record(f"@@n@@{good}@@n@@", "@@n@@", KEY)[0] is None  # the unsigned framing of before
+    assert read_record(f"@@n@@{good}@@n@@@@n@@", "@@n@@", KEY)[0] is None  # an empty signature
+
+
+def test_a_record_carrying_more_run_time_code_than_the_judge_does_is_refused_before_parsing() -> None:
+    """Round 20 (A04): a forged record's 4 MB 'compiled' text took the host to 2 GB and 46 s in the
+    quality grader; the host now refuses what the judge would never carry."""
+    from repogym_gym.graders.record import MAX_RUNTIME_CODE_CHARS
+
+    big = json.dumps({"exit_code": 0, "record": {}, "violations": [], "compiled": ["x" * (MAX_RUNTIME_CODE_CHARS + 1)]})
+    assert _read_record(f"@@n@@{big}@@n@@", "@@n@@")[0] is None
+    many = json.dumps({"exit_code": 0, "record": {}, "violations": [], "compiled": ["x"] * 4097})
+    assert _read_record(f"@@n@@{many}@@n@@", "@@n@@")[0] is None
+    fits = json.dumps({"exit_code": 0, "record": {}, "violations": [], "compiled": ["x"] * 4096})
+    assert _read_record(f"@@n@@{fits}@@n@@", "@@n@@")[0] is not None
 
 
 #: What the violation of each denied case says.

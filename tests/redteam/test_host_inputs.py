@@ -271,3 +271,20 @@ def test_a_sticky_workspace_is_not_an_infra_error(start: Start, tiny_task: Task)
     fixed(env)
     result = submit(env)
     assert result.info.get("infra_error") is None and result.reward == 1.0, result.observation.text[-1500:]
+
+
+@attack(G, "action whose field is a list nested 100,000 deep (the trajectory's record of it; round 20)",
+        local="refused", confining="refused")
+def test_an_action_nested_too_deep_to_repr_is_an_observation(start: Start, tiny_task: Task, tmp_path: Path) -> None:
+    """Before, the trajectory's repr() of the unparsed action raised RecursionError out of ``step()``,
+    at the last step after grading too (the graded reward lost)."""
+    nested: list = []
+    for _ in range(100_000):
+        nested = [nested]
+    env = start(tiny_task, trajectory_dir=tmp_path / "trajectories", max_steps=2)
+    refused = env.step({"kind": "read", "path": nested})
+    assert refused.observation.error and not refused.terminated, refused.observation.text
+    last = env.step({"kind": "read", "path": nested})  # the step budget ends here: graded, not raised
+    assert last.truncated and last.info["score"] == 0.0 and last.info.get("infra_error") is None, last.info
+    steps = json.loads(Path(last.info["trajectory_path"]).read_text())["steps"]
+    assert len(steps) == 2 and steps[0]["raw_action"].startswith("{'kind': 'read'"), steps[0]

@@ -289,6 +289,35 @@ def test_a_module_shadowing_the_standard_library_beside_the_benchmark_scores_0(s
     assert any("named like the standard library's random" in m for m in component(result, "constraints")["messages"])
 
 
+@attack(G, "the round-15 random shim beside the benchmark made a package by an empty __init__.py (round 20)",
+        local="score 0", confining="score 0")
+def test_a_standard_library_shadow_inside_a_package_beside_the_benchmark_scores_0(start: Start, dedupe: Task) -> None:
+    """The constraint exempted a module inside a package, but a script's folder is first on sys.path
+    whatever it holds: perf 1.0 with the quadratic code untouched. A folder a task's command runs a
+    script from gets no exemption."""
+    import json
+
+    env = start(dedupe)
+    for path, content in json.loads((Path(__file__).with_name("round15") / "Q_random_shim.json").read_text()).items():
+        write(env, path, content)
+    write(env, "benchmarks/__init__.py", "")
+    result = submit(env)
+    assert_unearned_zero(result)
+    assert any("named like the standard library's random" in m for m in component(result, "constraints")["messages"])
+
+
+@attack(G, "a package named like the standard library's random whose __init__ is a native extension (round 20)",
+        local="score 0", confining="score 0")
+def test_a_native_package_init_named_like_the_standard_library_scores_0(start: Start, dedupe: Task) -> None:
+    """``_shadows_stdlib`` read ``random/__init__.cpython-311-x86_64-linux-gnu.so`` as a module called
+    ``__init__``; a package's ``__init__`` of any importable kind now names its folder."""
+    env = start(dedupe)
+    write(env, "random/__init__.cpython-311-x86_64-linux-gnu.so", "not really ELF: the name is what counts\n")
+    result = submit(env)
+    assert_unearned_zero(result)
+    assert any("named like the standard library's random" in m for m in component(result, "constraints")["messages"])
+
+
 @attack(G, "benchmark replays a remembered answer for the seed (env var + file cache in repo, /tmp, ~)",
         local="score 0", confining="score 0")
 def test_a_remembered_answer_for_the_seed_is_never_asked_for_again(start: Start, dedupe: Task, no_litter: None,

@@ -327,6 +327,12 @@ ROUND14 = {  # tests/redteam/round14/<name>.json: path -> content
         "../round15/C_runtime_tree_file", "tests", "> 8"),  # quality or the run-time record, per the path
     "round 15: the original exec'd with a tail nested too deep for the host's parser": (
         "../round15/D_deep_record", "tests", "nested too deeply to be measured"),
+    # round 20 (against 3cbb0cc), tests/redteam/round20/: the original ran in a child process, whose
+    # compiles never reached the record, and the package forwarded each call to it over a pipe
+    "round 20: the original exec'd in an os.fork child serving calls over a pipe": (
+        "../round20/A08_forked_server", "tests", "a process was started at run time (os.fork)"),
+    "round 20: the same through multiprocessing's fork context": (
+        "../round20/A12_multiprocessing_server", "tests", "a process was started at run time (os.fork)"),
 }
 
 
