@@ -43,7 +43,9 @@ def read_record(stdout: str, nonce: str, key: bytes) -> tuple[dict[str, object] 
     if len(parts) != 4:
         return None, stdout
     rest = parts[0] + parts[3]
-    if not hmac.compare_digest(sign(parts[1], key), parts[2]):
+    # bytes, not str: compare_digest raises TypeError on a non-ASCII str (round 21 turned a 0 into an
+    # infrastructure error by printing one where the signature goes)
+    if not hmac.compare_digest(sign(parts[1], key).encode(), parts[2].encode("utf-8", "surrogatepass")):
         return None, rest
     try:
         record = json.loads(parts[1])

@@ -48,6 +48,7 @@ DENIED = {
     "a test's defaults changed": "import sys\nsys.modules['test_x'].test_other.__defaults__ = (1,)",
     "a function built from a test's code": "import sys, types\ntypes.FunctionType(sys.modules['test_x'].test_other.__code__, {})",
     "code claiming a standard library file": "import os\n(lambda: 0).__code__.replace(co_filename=os.__file__)",
+    "bytecode built at run time": "f = lambda: 0\nf.__code__.replace(co_code=f.__code__.co_code)",
     "foreign source compiled as a standard library file": "import os\ncompile('x = 1', os.__file__, 'exec')",
     "bytecode unmarshalled": "import marshal\nmarshal.loads(marshal.dumps((lambda: 0).__code__))",
     "ctypes": "import ctypes",
@@ -148,6 +149,9 @@ def test_a_record_whose_signature_does_not_match_is_no_record() -> None:
     assert read_record(f"@@n@@{good}@@n@@{sign(good, b'x' * 32)}@@n@@", "@@n@@", KEY)[0] is None  # other key
     assert read_record(f"@@n@@{good}@@n@@", "@@n@@", KEY)[0] is None  # the unsigned framing of before
     assert read_record(f"@@n@@{good}@@n@@@@n@@", "@@n@@", KEY)[0] is None  # an empty signature
+    # round 21: a non-ASCII signature made hmac.compare_digest raise TypeError (an infra error, not a 0)
+    for odd in ("\u00ff" * 64, "\ufffd", "\udcff" + "0" * 63):
+        assert read_record(f"@@n@@{good}@@n@@{odd}@@n@@", "@@n@@", KEY)[0] is None
 
 
 def test_a_record_carrying_more_run_time_code_than_the_judge_does_is_refused_before_parsing() -> None:
@@ -180,6 +184,7 @@ NAMED = {
     "a test's defaults changed": '__defaults__ of',
     "a function built from a test's code": 'a function built from code of',
     'code claiming a standard library file': 'code built to claim',
+    'bytecode built at run time': 'a code object built at run time',
     'foreign source compiled as a standard library file': "is not that file's code",
     'bytecode unmarshalled': 'marshal.loads',
     'ctypes': 'importing ctypes',

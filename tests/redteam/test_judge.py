@@ -272,7 +272,7 @@ def add(a, b):
 """
 
 ATTACKS = {
-    "audit-hook-test-body-swap": (AUDIT_HOOK_SWAP, "sys.addaudithook"),
+    "audit-hook-test-body-swap": (AUDIT_HOOK_SWAP, "a code object built at run time"),  # its fake test body
     "profile-hook-removing-itself": (PROFILE_HOOK_SWAP, "sys.setprofile"),
     "gc-ledger-forgery": (GC_LEDGER_FORGERY, "gc.get_objects"),
     "code-swap-at-call": (CODE_SWAP_AT_CALL, "__code__"),

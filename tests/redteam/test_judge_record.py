@@ -126,3 +126,25 @@ def test_a_record_forged_from_a_tap_on_the_judged_process_s_output_scores_0(star
     assert_unearned_zero(result)
     invalid = component(result, "tests")["details"]["invalid"]
     assert invalid and "record is missing or malformed" in invalid, invalid
+
+
+#: Round 21's first step: a code object of the submission's own, built at run time. With bytecode
+#: of its choosing (a LOAD_CONST past co_consts) CPython handed it a view of the whole address
+#: space, where the policy's HMAC pads were found and the record signed.
+BYTECODE_BUILT = """
+def _probe():
+    return 0
+
+_probe.__code__ = _probe.__code__.replace(co_code=_probe.__code__.co_code)
+"""
+
+
+@attack("the judge", "code object built at run time by the submission (bytecode that reads the process's memory "
+        "for the record's key; round 21)", local="score 0", confining="score 0")
+def test_a_code_object_built_by_the_submission_voids_the_run(start: Start, tiny_task: Task) -> None:
+    env = start(tiny_task)
+    write(env, "calc/__init__.py", CALC_SOURCE + BYTECODE_BUILT)
+    result = submit(env)
+    assert_unearned_zero(result)
+    invalid = component(result, "tests")["details"]["invalid"]
+    assert invalid and "a code object built at run time" in invalid, invalid
