@@ -8,15 +8,17 @@ every noop episode 0.0 and every task validates.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from repogym_gym.agents import GoldenAgent, NoopAgent, run_episode
 from repogym_gym.gym import make_task_env, register_suite
 from repogym_gym.suites import build_suite
-from repogym_gym.task import load_tasks
+from repogym_gym.task import Task, load_tasks
 from repogym_gym.validate import validate_task
 
 __all__ = ["MainJobRow", "run_main_job"]
@@ -49,26 +51,40 @@ class MainJobRow:
         return self.sound and self.golden == 1.0 and self.noop == 0.0
 
 
-def run_main_job(recipe: Path, *, repeats: int = 3, on_task: Callable[[int, int, str], None] | None = None,
+def run_main_job(recipe: Path, *, repeats: int = 3, jobs: int = 1,
+                 on_task: Callable[[int, int, str], None] | None = None,
                  on_build: Callable[[str], None] | None = None) -> tuple[Path, list[MainJobRow]]:
     """Build or load the suite of ``recipe``, then validate and play every task.
 
     Args:
         recipe: A suite recipe (``task_suites/<name>/recipe.yaml``).
         repeats: Golden grades per validation.
-        on_task: Called with (index, total, task id) before each task.
+        jobs: Packages mined, and tasks validated and played, at once (threads driving test
+            subprocesses: one per core suits). The rows and every reward are the same for any
+            ``jobs``; only ``seconds`` (wall clock, shared cores) changes.
+        on_task: Called with (tasks finished, total, task id) as each task starts (from worker
+            threads when ``jobs`` > 1).
         on_build: Called with mining progress lines.
 
     Returns:
-        The suite directory and one row per task.
+        The suite directory and one row per task, in the suite's task order.
+
+    Raises:
+        ValueError: when ``jobs`` < 1.
     """
-    suite = build_suite(recipe, progress=on_build)
+    if jobs < 1:
+        raise ValueError(f"jobs must be at least 1, got {jobs}")
+    suite = build_suite(recipe, progress=on_build, jobs=jobs)
     register_suite(suite)
     tasks = load_tasks(suite)
-    rows = []
-    for index, task in enumerate(tasks):
+    finished = 0
+    lock = threading.Lock()
+
+    def play(task: Task) -> MainJobRow:
+        nonlocal finished
         if on_task:
-            on_task(index, len(tasks), task.id)
+            with lock:
+                on_task(finished, len(tasks), task.id)
         start = time.monotonic()
         verdict = validate_task(task, repeats=repeats)
         env = make_task_env(task.id)
@@ -78,6 +94,14 @@ def run_main_job(recipe: Path, *, repeats: int = 3, on_task: Callable[[int, int,
         finally:
             env.close()
         package = next((t for t in task.spec.tags if t not in ("realcode", "mutation", "history")), "?")
-        rows.append(MainJobRow(task.id, package, golden.total_reward, noop.total_reward, verdict.ok,
-                               tuple(verdict.failures()), time.monotonic() - start))
+        with lock:
+            finished += 1
+        return MainJobRow(task.id, package, golden.total_reward, noop.total_reward, verdict.ok,
+                          tuple(verdict.failures()), time.monotonic() - start)
+
+    pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="repogym-mainjob")
+    try:
+        rows = list(pool.map(play, tasks))
+    finally:  # an exception stops the tasks not started yet
+        pool.shutdown(wait=True, cancel_futures=True)
     return suite, rows

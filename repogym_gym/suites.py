@@ -25,15 +25,17 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from repogym_gym.errors import TaskSpecError
+from repogym_gym.errors import MiningError, TaskSpecError
 from repogym_gym.mine.mutation import MutationOptions, MutationReport, mine_mutations
 from repogym_gym.paths import default_cache_dir
 from repogym_gym.sources import materialize_source
@@ -41,12 +43,26 @@ from repogym_gym.spec import PypiSource, TestSpec
 from repogym_gym.task import format_validation_error
 from repogym_gym.venvs import ensure_venv
 
-__all__ = ["MINER_VERSION", "PackageRecipe", "SuiteRecipe", "build_suite", "built_suite", "load_recipe", "mine_package",
-           "suite_key"]
+__all__ = ["DEFAULT_PYTEST", "MINER_VERSION", "PackageRecipe", "SuiteRecipe", "build_suite", "built_suite",
+           "check_recipe_paths", "load_recipe", "mine_package", "suite_key", "with_pytest"]
 
 #: Bumped when mining would produce different tasks from the same recipe.
 MINER_VERSION = "2"  # 2: pass_to_pass is the whole stable passing suite, not the failing tests' files
 _COVERAGE = "coverage==7.6.10"
+#: The pytest a mined package's test environment gets unless its requirements pin their own.
+DEFAULT_PYTEST = "pytest==9.0.3"
+
+
+def with_pytest(requirements: list[str]) -> list[str]:
+    """``requirements`` plus :data:`DEFAULT_PYTEST` unless one of them already names pytest.
+
+    >>> with_pytest(["attrs>=23"])
+    ['pytest==9.0.3', 'attrs>=23']
+    >>> with_pytest(["pytest==8.3.3", "attrs"])
+    ['pytest==8.3.3', 'attrs']
+    """
+    names_pytest = any(re.match(r"\s*pytest\s*(?:$|[=<>!~\[;@ ])", r, flags=re.IGNORECASE) for r in requirements)
+    return list(requirements) if names_pytest else [DEFAULT_PYTEST, *requirements]
 
 
 class PackageRecipe(BaseModel):
@@ -115,8 +131,16 @@ def built_suite(recipe_path: Path, *, cache_dir: Path | None = None) -> Path | N
 
 
 def build_suite(recipe_path: Path, *, cache_dir: Path | None = None,
-                progress: Callable[[str], None] | None = None) -> Path:
+                progress: Callable[[str], None] | None = None, jobs: int = 1) -> Path:
     """Build the suite of ``recipe_path`` (or return the cached build).
+
+    Args:
+        recipe_path: The recipe (``task_suites/<name>/recipe.yaml``).
+        cache_dir: The cache (default: :func:`~repogym_gym.paths.default_cache_dir`).
+        progress: Called with mining progress lines (from several threads when ``jobs`` > 1).
+        jobs: Packages mined at once, each in a thread driving its own test subprocesses (the
+            work is in those processes, so one per core suits). Each package is mined alone and
+            deterministically from its own seed, so the suite is the same for any ``jobs``.
 
     Returns:
         The suite directory: one task directory per task, and ``suite.json`` with the mining
@@ -125,7 +149,10 @@ def build_suite(recipe_path: Path, *, cache_dir: Path | None = None,
     Raises:
         TaskSpecError: for a malformed recipe; SourceError / SetupError when a package cannot be
             fetched or its environment installed; RuntimeError when a package's tests do not run.
+        ValueError: when ``jobs`` < 1.
     """
+    if jobs < 1:
+        raise ValueError(f"jobs must be at least 1, got {jobs}")
     cache_dir = cache_dir or default_cache_dir()
     say = progress or (lambda _m: None)
     recipe = load_recipe(recipe_path)
@@ -138,7 +165,11 @@ def build_suite(recipe_path: Path, *, cache_dir: Path | None = None,
             return suite
         staging = Path(tempfile.mkdtemp(prefix=f".{suite.name}.", dir=root))
         try:
-            reports = [_mine_package(pkg, staging, cache_dir, say) for pkg in recipe.packages]
+            pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="repogym-mine")
+            try:
+                reports = list(pool.map(lambda pkg: _mine_package(pkg, staging, cache_dir, say), recipe.packages))
+            finally:  # a failed package stops the ones not started yet
+                pool.shutdown(wait=True, cancel_futures=True)
             summary = {"name": recipe.name, "key": suite_key(recipe_path),
                        "reports": [r.model_dump(mode="json") for r in reports]}
             (staging / "suite.json").write_text(json.dumps(summary, indent=1, sort_keys=True))
@@ -157,9 +188,7 @@ def mine_package(pkg: PackageRecipe, out_dir: Path, *, cache_dir: Path | None = 
 
 
 def _mine_package(pkg: PackageRecipe, out_dir: Path, cache_dir: Path, say: Callable[[str], None]) -> MutationReport:
-    say(f"{pkg.package}: fetching {pkg.package}=={pkg.version} and its test environment")
-    env_dir = ensure_venv(pkg.requirements, cache_dir=cache_dir)
-    coverage_env = ensure_venv([*pkg.requirements, _COVERAGE], cache_dir=cache_dir)
+    say(f"{pkg.package}: fetching {pkg.package}=={pkg.version}")
     template = {
         "repo": {"source": pkg.source().model_dump(mode="json", exclude_none=True),
                  "env": {"requirements": pkg.requirements}},
@@ -172,6 +201,34 @@ def _mine_package(pkg: PackageRecipe, out_dir: Path, cache_dir: Path, say: Calla
     with tempfile.TemporaryDirectory(prefix=f"repogym-src-{pkg.package}-") as tmp:
         tree = Path(tmp) / "tree"
         materialize_source(pkg.source(), Path(tmp), tree, cache_dir=cache_dir)
+        check_recipe_paths(pkg, tree)  # before any environment is built or suite run
+        say(f"{pkg.package}: building its test environment")
+        env_dir = ensure_venv(pkg.requirements, cache_dir=cache_dir)
+        coverage_env = ensure_venv([*pkg.requirements, _COVERAGE], cache_dir=cache_dir)
         _, report = mine_mutations(tree, pkg.test_spec(), template, options, out_dir, env_dir=env_dir,
                                    coverage_env_dir=coverage_env, progress=lambda m: say(f"{pkg.package}: {m}"))
     return report
+
+
+def check_recipe_paths(pkg: PackageRecipe, tree: Path) -> None:
+    """Check that every path ``pkg`` names exists in its unpacked sdist ``tree``.
+
+    ``files`` must be files, ``pythonpath`` entries directories, ``tests`` either; all relative
+    and inside the tree.
+
+    Raises:
+        MiningError: naming each missing path with its field, and a few of the sdist's top-level
+            entries (what exists).
+    """
+    root = tree.resolve()
+    problems = []
+    for field, paths, ok in (("files", pkg.files, Path.is_file), ("tests", pkg.tests, Path.exists),
+                             ("pythonpath", pkg.pythonpath, Path.is_dir)):
+        for rel in paths:
+            target = (root / rel).resolve()
+            if Path(rel).is_absolute() or not target.is_relative_to(root) or not ok(target):
+                kind = {"files": "a file", "tests": "a path", "pythonpath": "a directory"}[field]
+                problems.append(f"{field}: {rel!r} is not {kind} inside the sdist")
+    if problems:
+        top = ", ".join(sorted(p.name + ("/" if p.is_dir() else "") for p in root.iterdir())[:12])
+        raise MiningError(f"{pkg.package}=={pkg.version}: " + "; ".join(problems) + f" (the sdist holds: {top})")

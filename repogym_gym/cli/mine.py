@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -13,9 +15,9 @@ from repogym_gym.cli.output import stdout_console
 from repogym_gym.mine.history import HistoryOptions, mine_history
 from repogym_gym.mine.mutation import MutationReport, operator_yield
 from repogym_gym.spec import TestSpec
-from repogym_gym.suites import PackageRecipe, mine_package
+from repogym_gym.suites import DEFAULT_PYTEST, PackageRecipe, build_suite, load_recipe, mine_package, with_pytest
 
-__all__ = ["history", "mine_app", "mutate", "yield_table"]
+__all__ = ["from_recipe", "history", "mine_app", "mutate", "yield_table"]
 
 mine_app = typer.Typer(help="Mine tasks from real code.", no_args_is_help=True)
 
@@ -43,19 +45,48 @@ def mutate(
     tests: Annotated[list[str], typer.Option("--tests", help="Test path inside the sdist (repeatable).")],
     file: Annotated[list[str], typer.Option("--file", help="Source file to mutate (repeatable).")],
     out: Annotated[Path, typer.Option(help="Directory to write the tasks into.")],
-    requirement: Annotated[list[str] | None, typer.Option("--requirement", help="Test environment requirement (repeatable).")] = None,
+    requirement: Annotated[list[str] | None, typer.Option(
+        "--requirement", help=f"Test environment requirement (repeatable), added to {DEFAULT_PYTEST} "
+                              "unless one names pytest.")] = None,
+    pythonpath: Annotated[list[str] | None, typer.Option(
+        "--pythonpath", help="Import root inside the sdist (repeatable; default '.'; 'src' for a src layout).")] = None,
     tasks: Annotated[int, typer.Option(min=1, help="Tasks to keep.")] = 6,
     seed: Annotated[int, typer.Option(help="Seed of the candidate order.")] = 0,
 ) -> None:
-    """Mine bugfix tasks by injecting faults into a pinned sdist; prints the yield per operator."""
-    recipe = PackageRecipe(package=package, version=version, sha256=sha256, requirements=requirement or ["pytest"],
-                           tests=tests, files=file, tasks=tasks, seed=seed)
+    """Mine bugfix tasks by injecting faults into a pinned sdist; prints the yield per operator.
+
+    Every path is checked in the unpacked sdist before any environment is built or test run.
+    ``repogym mine recipe`` does the same from a recipe file (the recommended way: it is kept).
+    """
+    recipe = PackageRecipe(package=package, version=version, sha256=sha256, requirements=with_pytest(requirement or []),
+                           tests=tests, files=file, pythonpath=pythonpath or ["."], tasks=tasks, seed=seed)
     out.mkdir(parents=True, exist_ok=True)
     err = Console(stderr=True)
     report = mine_package(recipe, out, progress=lambda line: err.print(line, highlight=False))
     stdout_console().print(yield_table(report))
     stdout_console().print(f"{len(report.tasks)} tasks written to {out}")
     raise typer.Exit(0 if report.tasks else 1)
+
+
+@mine_app.command("recipe")
+def from_recipe(
+    recipe: Annotated[Path, typer.Argument(help="A suite recipe (task_suites/realcode/recipe.yaml is one).")],
+    jobs: Annotated[int, typer.Option(min=1, help="Packages mined at once (default: one per core).")] = os.cpu_count() or 1,
+) -> None:
+    """Build the suite a recipe names into the cache (or find it built) and print each package's
+    yield; the suite's path is the last line (``repogym validate`` and ``run`` take it)."""
+    if not recipe.is_file():
+        raise typer.BadParameter(f"{recipe} is not a file", param_hint="RECIPE")
+    load_recipe(recipe)  # a malformed recipe is one error before anything is fetched
+    err = Console(stderr=True)
+    suite = build_suite(recipe, jobs=jobs, progress=lambda line: err.print(line, highlight=False))
+    summary = json.loads((suite / "suite.json").read_text(encoding="utf-8"))
+    reports = [MutationReport.model_validate(r) for r in summary["reports"]]
+    for report in reports:
+        stdout_console().print(yield_table(report))
+    stdout_console().print(f"{sum(len(r.tasks) for r in reports)} tasks from {len(reports)} packages in {suite}",
+                           highlight=False, soft_wrap=True)
+    raise typer.Exit(0 if any(r.tasks for r in reports) else 1)
 
 
 @mine_app.command("history")

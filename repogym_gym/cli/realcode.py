@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -22,6 +23,8 @@ DEFAULT_RECIPE = realcode_recipe()
 def realcode_command(
     recipe: Annotated[Path, typer.Option(help="Suite recipe to build.")] = DEFAULT_RECIPE,
     repeats: Annotated[int, typer.Option(min=1, help="Golden grades per task validation.")] = 3,
+    jobs: Annotated[int, typer.Option(min=1, help="Packages mined and tasks validated at once (default: one per core).")]
+    = os.cpu_count() or 1,
 ) -> None:
     """Build (or load from the cache) the real-code suite, validate every task, and run the golden
     and noop agents through gym.make. Exit code 0 only if every golden earns 1 and every noop 0."""
@@ -30,10 +33,10 @@ def realcode_command(
                   TimeElapsedColumn(), console=err, transient=True) as bar:
         job = bar.add_task("building the suite", total=None)
 
-        def on_task(index: int, total: int, task_id: str) -> None:
-            bar.update(job, total=total, completed=index, description=f"{task_id}: validate, golden, noop")
+        def on_task(finished: int, total: int, task_id: str) -> None:
+            bar.update(job, total=total, completed=finished, description=f"{task_id}: validate, golden, noop")
 
-        suite, rows = run_main_job(recipe, repeats=repeats, on_task=on_task,
+        suite, rows = run_main_job(recipe, repeats=repeats, jobs=jobs, on_task=on_task,
                                    on_build=lambda line: bar.update(job, description=f"mining {line}"[:100]))
         bar.update(job, completed=len(rows))
     table = Table(title=f"repogym realcode ({suite.name})")

@@ -1,15 +1,23 @@
-"""``repogym mine history`` on a repository with one real fix commit, end to end."""
+"""``repogym mine``: history on a repository with one real fix commit, end to end; mutate and recipe's bad input."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+import pytest
+import yaml
 from typer.testing import CliRunner
 
 from repogym_gym.cli import app
+from repogym_gym.suites import DEFAULT_PYTEST
 from repogym_gym.task import load_tasks
 from repogym_gym.validate import validate_task
+from repogym_gym.venvs import venv_dir
+from tests.cli.test_app import run_main
 from tests.helpers import git
+
+REALCODE = Path(__file__).resolve().parents[2] / "task_suites" / "realcode" / "recipe.yaml"
 
 
 def test_mine_history_turns_a_fix_commit_into_a_sound_task(tmp_path: Path) -> None:
@@ -33,3 +41,27 @@ def test_mine_history_turns_a_fix_commit_into_a_sound_task(tmp_path: Path) -> No
     assert (task.root / "hidden" / "tests" / "test_lib.py").is_file()
     assert "tests/" not in task.golden_patch()
     assert validate_task(task, repeats=2).ok
+
+
+@pytest.mark.slow
+def test_mine_mutate_names_a_missing_file_before_any_test_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A mistyped --file is one error line and exit 2, found in the unpacked sdist before any
+    environment is built (it used to fail after three suite runs as an internal error)."""
+    jmespath = next(p for p in yaml.safe_load(REALCODE.read_text())["packages"] if p["package"] == "jmespath")
+    code, out, err = run_main([
+        "mine", "mutate", "--package", "jmespath", "--version", jmespath["version"], "--sha256", jmespath["sha256"],
+        "--tests", "tests", "--file", "jmespath/parsr.py", "--out", str(tmp_path / "out")], capsys)
+    assert code == 2, out + err
+    assert "error: jmespath==1.0.1: files: 'jmespath/parsr.py' is not a file inside the sdist" in err
+    assert "building its test environment" not in err and "Traceback" not in err
+    cache = Path(os.environ["REPOGYM_CACHE_DIR"])
+    assert not venv_dir([DEFAULT_PYTEST], cache_dir=cache).exists()  # what --requirement adds to
+
+
+def test_mine_recipe_refuses_a_malformed_recipe(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "recipe.yaml"
+    path.write_text(yaml.safe_dump({"name": "x", "packages": [{"package": "p"}]}))
+    code, _, err = run_main(["mine", "recipe", str(path)], capsys)
+    assert code == 2 and "recipe.yaml: packages.0.version: Field required" in err
+    code, _, err = run_main(["mine", "recipe", str(tmp_path / "nope.yaml")], capsys)
+    assert code == 2 and "nope.yaml is not a file" in err
