@@ -23,7 +23,7 @@ from junitparser.xunit2 import FlakyError, FlakyFailure, InterimResult, RerunErr
 
 from repogym_gym.errors import JUnitParseError
 
-__all__ = ["JUnitReport", "TestStatus", "parse_junit_string", "parse_junit_xml"]
+__all__ = ["JUnitReport", "TestStatus", "failure_messages", "parse_junit_string", "parse_junit_xml"]
 
 TestStatus = Literal["passed", "failed", "error", "skipped"]
 
@@ -151,6 +151,45 @@ def parse_junit_xml(path: str | os.PathLike[str]) -> JUnitReport:
     data = _read_report(where)
     xml = _load(where, lambda: _Xml.fromstring(data), lambda: ElementTree.fromstring(data))
     return _build_bounded(xml, where)
+
+
+def failure_messages(path: str | os.PathLike[str], ids: Iterable[str]) -> dict[str, str]:
+    """The first line of the failure or error text of each of ``ids`` that the report at ``path`` holds.
+
+    A testcase is matched by the same keys as its status (its node id first), so two tests that
+    share a bare name in different files or classes keep their own messages. Messages are a
+    nicety: an unreadable report gives ``{}``.
+
+    Args:
+        path: The JUnit report.
+        ids: The ids wanted (e.g. the failing ones of :attr:`JUnitReport.ids`).
+
+    Returns:
+        ``{id: first line}``, for the ids whose testcase has a failure or error with a text.
+    """
+    wanted, out = set(ids), dict[str, str]()
+    where = os.fspath(path)
+    try:
+        data = _read_report(where)
+        xml = _load(where, lambda: _Xml.fromstring(data), lambda: ElementTree.fromstring(data))
+        cases = [cast(_Case, case) for suite in xml for case in suite]
+    except (JUnitParseError, RecursionError, MemoryError):
+        return out
+    for case in cases:
+        try:
+            keys = _keys(case, where)
+        except JUnitParseError:
+            continue
+        test_id = next((k for k in keys if k in wanted), None)
+        if test_id is None or test_id in out:
+            continue
+        for result in case.result:
+            if isinstance(result, (Failure, Error)):
+                text = (result.message or result.text or "").strip().splitlines()
+                if text:
+                    out[test_id] = text[0]
+                    break
+    return out
 
 
 def _read_report(where: str) -> bytes:

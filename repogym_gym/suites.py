@@ -47,7 +47,7 @@ __all__ = ["DEFAULT_PYTEST", "MINER_VERSION", "PackageRecipe", "SuiteRecipe", "b
            "check_recipe_paths", "load_recipe", "mine_package", "suite_key", "with_pytest"]
 
 #: Bumped when mining would produce different tasks from the same recipe.
-MINER_VERSION = "2"  # 2: pass_to_pass is the whole stable passing suite, not the failing tests' files
+MINER_VERSION = "3"  # 3: natural negate_condition, PYTHONHASHSEED=0; 2: whole-suite pass_to_pass
 _COVERAGE = "coverage==7.6.10"
 #: The pytest a mined package's test environment gets unless its requirements pin their own.
 DEFAULT_PYTEST = "pytest==9.0.3"

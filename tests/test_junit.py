@@ -749,7 +749,7 @@ def test_hand_built_report_must_be_consistent(fields, message):
 
 def test_public_names_are_exactly_the_sorted_all():
     assert junit.__all__ == sorted(junit.__all__)
-    assert junit.__all__ == ["JUnitReport", "TestStatus", "parse_junit_string", "parse_junit_xml"]
+    assert junit.__all__ == ["JUnitReport", "TestStatus", "failure_messages", "parse_junit_string", "parse_junit_xml"]
 
 
 def test_docstring_examples_run():
@@ -786,3 +786,20 @@ def test_a_report_replaced_by_a_fifo_a_symlink_or_a_huge_file_is_refused_unread(
         path.write_text('<testsuite>' + '<testcase name="t"/>' * 100 + '</testsuite>')
     with pytest.raises(JUnitParseError, match="cannot read|not a regular file|over 1000 bytes"):
         parse_junit_xml(path)
+
+
+def test_failure_messages_keep_same_named_tests_apart(tmp_path: Path) -> None:
+    """Two files with a failing ``test_x`` each: every message stays with its own node id (the
+    miner keyed messages by the bare name, so same-named tests swapped their statements' text)."""
+    (tmp_path / "tests").mkdir()
+    for name, value in (("a", 1), ("b", 2)):
+        (tmp_path / "tests" / f"test_{name}.py").write_text(f"def test_x():\n    assert {value} == 0, 'from {name}'\n")
+    report = tmp_path / "junit.xml"
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "junit_family=xunit1",
+                    f"--junitxml={report}", "tests"], cwd=tmp_path, capture_output=True, timeout=120, check=False)
+    ids = parse_junit_xml(report).failed_ids()
+    assert ids == ["tests/test_a.py::test_x", "tests/test_b.py::test_x"]
+    messages = junit.failure_messages(report, ids)
+    assert messages["tests/test_a.py::test_x"].startswith("AssertionError: from a")
+    assert messages["tests/test_b.py::test_x"].startswith("AssertionError: from b")
+    assert junit.failure_messages(tmp_path / "missing.xml", ids) == {}

@@ -2,7 +2,7 @@
 
 For ``runner: pytest`` the grader builds the whole invocation itself::
 
-    python -I <scratch>/pytest_runner.py <scratch>/selection-<random>.json
+    PYTHONHASHSEED=0 python -s -P -S -B <scratch>/pytest_runner.py <scratch>/selection-<random>.json
         -c <scratch>/pytest.ini --rootdir <repo> --confcutdir <repo>
         -p no:cacheprovider --continue-on-collection-errors <task args> <sentinel>
 
@@ -11,7 +11,13 @@ For ``runner: pytest`` the grader builds the whole invocation itself::
   from pytest's own reports, prints that record once framed by a random nonce, and ends with
   ``os._exit`` so no ``atexit`` hook of the code under test runs after the report is written;
   the grader requires the record and the JUnit report to agree on which ids passed;
-- ``-I``: an isolated interpreter (no ``PYTHONPATH``, user site or current directory on sys.path);
+- ``-s -P``: no user site and no current directory on sys.path (``-I`` without its ``-E``: the
+  sandbox's environment is an allowlist the grader builds, and ``-E`` would also ignore the next
+  point); ``-S``: ``site`` runs only once the judge is installed;
+- ``PYTHONHASHSEED=0`` (:data:`HASH_SEED`): str and bytes hashes, and so set and dict-of-set
+  orders, are the same in every run: a test parametrised from a set gets the same ids with the
+  same values in mining, validation and every grading (isodate lost 148 of 378 tests as "flaky"
+  to ids that moved with a random seed);
 - ``-B -X pycache_prefix=<cache>/pycache``: bytecode is read only from a grader-owned cache
   outside the tree (filled by :func:`warm_pycache` with the interpreter's and pytest's own), and
   never written by a judged run: no ``.pyc`` in the tree (stale, or planted with a matching
@@ -68,11 +74,13 @@ from repogym_gym.sandbox import Sandbox, scrubbed_env
 from repogym_gym.spec import TestSpec
 from repogym_gym.tree import discard_tree
 
-__all__ = ["RUNNER_SCRIPT", "SENTINEL_MESSAGE", "TestRun", "baseline_pytest_settings", "hide_planted", "judge_dir",
+__all__ = ["HASH_SEED", "RUNNER_SCRIPT", "SENTINEL_MESSAGE", "TestRun", "baseline_pytest_settings", "hide_planted", "judge_dir",
            "pycache_dir", "pytest_argv", "run_tests", "warm_pycache", "write_ini"]
 
 #: The standalone runner script copied next to the grader's ini for every pytest run.
 RUNNER_SCRIPT = Path(__file__).with_name("pytest_runner.py")
+#: ``PYTHONHASHSEED`` of every judged run (and of mining's coverage run): stable test ids and orders.
+HASH_SEED = "0"
 #: The planted sentinel's assertion message (it must fail; output shown to an agent drops its lines).
 SENTINEL_MESSAGE = "repogym sentinel: this test must fail"
 #: The judge's policy (an audit hook) and its parts, copied beside the runner, which installs it first.
@@ -155,7 +163,7 @@ def write_ini(path: Path, repo: Path, baseline_tree: Path, spec: TestSpec) -> No
 def pytest_argv(spec: TestSpec, repo: Path, ini: Path, junit: Path, sentinel: str | None,
                 runner: Path, selection: Path) -> list[str]:
     """The grader's pytest command line (see the module docstring)."""
-    argv = ["python", "-I", "-S", "-B", "-X", f"pycache_prefix={pycache_dir()}", str(runner), str(selection)]
+    argv = ["python", "-s", "-P", "-S", "-B", "-X", f"pycache_prefix={pycache_dir()}", str(runner), str(selection)]
     argv += ["-c", str(ini), "--rootdir", str(repo), "--confcutdir", str(repo)]
     argv += ["-p", "no:cacheprovider", "--continue-on-collection-errors", *_task_args(spec, junit)]
     return argv + ([sentinel] if sentinel else [])
@@ -495,10 +503,10 @@ def run_tests(
         selection.write_text(json.dumps(_selection(spec, nonce, key, sentinel_file, repo)))
         argv = pytest_argv(spec, repo, ini, junit, sentinel_file, runner, selection)
         warm_pycache(extra_env or {})
-        env = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+        env = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONHASHSEED": HASH_SEED}
     else:
         argv = ["bash", "-c", spec.command.replace("{junit}", shlex.quote(str(junit)))]
-        env = {}
+        env = {"PYTHONHASHSEED": HASH_SEED}  # the same orders for a Python test command the task runs itself
     # the runner's record (every test of the scored files) ends the output: keep room for it
     # (run-time code is carried up to 1 MiB of characters, up to 6 bytes each once escaped)
     limit = max(output_limit_bytes, 12_000_000) if nonce else output_limit_bytes

@@ -15,10 +15,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from junitparser import JUnitXml
-
 from repogym_gym.errors import MiningError
-from repogym_gym.graders.testrun import run_tests, write_ini
+from repogym_gym.graders.testrun import HASH_SEED, run_tests, write_ini
+from repogym_gym.junit import failure_messages
 from repogym_gym.sandbox import LocalSandbox, Sandbox
 from repogym_gym.spec import TestSpec
 from repogym_gym.venvs import venv_environ
@@ -50,23 +49,9 @@ class SuiteRun:
 
 
 def _messages(junit: Path, ids: Sequence[str]) -> dict[str, str]:
-    wanted = {i.rsplit("::", 1)[-1]: i for i in ids}
-    out: dict[str, str] = {}
-    try:
-        xml = JUnitXml.fromfile(str(junit))
-    except Exception:  # noqa: BLE001 - messages are a nicety; statuses come from the parsed report
-        return out
-    for suite in xml:
-        for case in suite:
-            test_id = wanted.get(case.name)
-            if test_id is None or test_id in out:
-                continue
-            for result in case.result:
-                text = (result.message or result.text or "").strip().splitlines()
-                if text:
-                    out[test_id] = _ADDRESS.sub("0x…", text[0])[:300]
-                    break
-    return out
+    """Each failing id's first message line, memory addresses masked (keyed by node id: tests that
+    share a bare name in two files used to swap messages)."""
+    return {i: _ADDRESS.sub("0x…", text)[:300] for i, text in failure_messages(junit, ids).items()}
 
 
 def run_suite(
@@ -132,7 +117,7 @@ def exercised_lines(
                 args = args[len(launcher):]
                 break
         include = ",".join(str(tree / f) for f in files)
-        env = {**venv_environ(env_dir), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+        env = {**venv_environ(env_dir), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONHASHSEED": HASH_SEED}
         run = sandbox.run(["python", "-m", "coverage", "run", f"--rcfile={rcfile}", f"--data-file={data}",
                            f"--include={include}", "-m", "pytest", "-c", str(ini), "--rootdir", str(tree),
                            "-p", "no:cacheprovider", *args], cwd=tree, timeout_s=timeout_s, env=env)

@@ -270,6 +270,30 @@ def test_plugin_autoload_is_disabled_for_the_test_run(make_task: MakeTask) -> No
     assert result.score == 1.0
 
 
+SET_PARAMETRISED = textwrap.dedent("""\
+    import pytest
+
+    PAIRS = {("a", 1), ("b", 2), ("c", 3), ("d", 4), ("e", 5), ("f", 6), ("g", 7), ("h", 8)}
+
+
+    @pytest.mark.parametrize("pair", list(PAIRS))
+    def test_pair(pair):
+        assert pair[0] != "e"
+""")
+
+
+def test_ids_parametrised_from_a_set_mean_the_same_test_in_every_run(make_task: MakeTask) -> None:
+    """Tuples get positional ids (``pair0``...), and a set's order follows str hashes: with a random
+    hash seed per run, ``pair3`` was a different case in every grading (isodate lost 148 of 378
+    tests as flaky to this). Every judged run has PYTHONHASHSEED=0, so the failing case keeps its id."""
+    ids = [f"tests/test_set.py::test_pair[pair{i}]" for i in range(8)]
+    task = make_task(files={"tests/test_set.py": SET_PARAMETRISED},
+                     tests={**tiny_spec()["tests"], "pass_to_pass": ids})
+    outcomes = [grade_patch(task, GOLDEN_PATCH).pass_to_pass for _ in range(4)]
+    assert sorted(outcomes[0].values()) == ["failed"] + ["passed"] * 7
+    assert all(o == outcomes[0] for o in outcomes[1:]), outcomes
+
+
 def test_grading_leaves_the_task_source_directory_untouched(tiny_task) -> None:  # noqa: ANN001
     before = {p: p.read_bytes() for p in tiny_task.source_dir.rglob("*") if p.is_file()}
     assert grade_patch(tiny_task, GOLDEN_PATCH).score == 1.0

@@ -88,19 +88,23 @@ TRY_ELSE_FINALLY = "try:\n    a = b()\nexcept KeyError:\n    a = 1\nelse:\n    a
         pytest.param(
             "negate_condition",
             "if a:\n    return b\nreturn xs\n",
-            ["if not (a):\n    return b\nreturn xs\n"],
+            ["if not a:\n    return b\nreturn xs\n"],
             id="if",
         ),
         pytest.param(
             "negate_condition",
             "while a < b:  # loop\n    a += 1\n",
-            ["while not (a < b):  # loop\n    a += 1\n"],
+            ["while a >= b:  # loop\n    a += 1\n"],
             id="while",
         ),
-        pytest.param("negate_condition", "return a if b else xs\n", ["return a if not (b) else xs\n"], id="ifexp"),
+        pytest.param("negate_condition", "return a if b else xs\n", ["return a if not b else xs\n"], id="ifexp"),
         pytest.param(
-            "negate_condition", "return [x for x in xs if x]\n", ["return [x for x in xs if not (x)]\n"], id="comp"
+            "negate_condition", "return [x for x in xs if x]\n", ["return [x for x in xs if not x]\n"], id="comp"
         ),
+        pytest.param("negate_condition", "if a.b(xs) % 2:\n    a()\n", ["if not a.b(xs) % 2:\n    a()\n"], id="call"),
+        pytest.param("negate_condition", "if 0 < a <= b:\n    a()\n", ["if not 0 < a <= b:\n    a()\n"], id="chain"),
+        pytest.param("negate_condition", "if (a := b()):\n    a()\n", ["if not (a := b()):\n    a()\n"], id="walrus"),
+        pytest.param("negate_condition", "if a == b or not xs or a in b:\n    a()\n", [], id="left_to_other_operators"),
         pytest.param("negate_condition", "while True:\n    a()\n", [], id="constant_test_skipped"),
         pytest.param(
             "remove_statement",
@@ -491,7 +495,8 @@ def looks_right(m: Mutation) -> bool:
         "boolean_swap": lambda: {original, new} == {"and", "or"},
         "arithmetic_change": lambda: re.fullmatch(r"(\+|-|\*\*?|//?|%|<<|>>|&|\||\^)=?", original) is not None,
         "constant_off_by_one": lambda: abs(int(new.strip("()")) - int(original, 0)) == 1,
-        "negate_condition": lambda: new == f"not ({m.original})",
+        "negate_condition": lambda: (new == f"not {m.original}" and not m.original.startswith("("))
+        or (new == f"not {m.original}" and ":=" in m.original) or (original, new) in {("<", ">="), ("<=", ">"), (">", "<="), (">=", "<")},
         "remove_statement": lambda: new == "pass",
         "remove_return_value": lambda: new == "None",
         "remove_else": lambda: original.startswith("else") and new == "",
