@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import doctest
 import json
 from pathlib import Path
 
@@ -116,3 +117,9 @@ def test_recipe_paths_are_checked_in_the_unpacked_tree(tmp_path: Path) -> None:
     assert "pythonpath: 'src/pkg/core.py' is not a directory" in message
     assert "tests: '/etc' is not a path inside the sdist" in message
     assert "(the sdist holds: src/, tests/)" in message
+
+
+def test_the_module_examples_run() -> None:
+    from repogym_gym import suites
+
+    assert doctest.testmod(suites).failed == 0

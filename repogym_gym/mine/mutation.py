@@ -23,6 +23,7 @@ operator or the patch. Same tree, seed and options give byte-identical tasks.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import random
 import shutil
 import tempfile
@@ -67,6 +68,9 @@ class MutationOptions(BaseModel):
     p2p_limit: int | None = Field(None, ge=1, description="Cap on pass_to_pass, first ids in sorted order (None: "
                                   "the whole stable passing suite; a cap lets regressions past it go unpunished).")
     test_timeout_s: float = Field(600.0, gt=0)
+    max_removed_lines: int = Field(8, ge=1, description="Most source lines a fault may remove or replace: the "
+                                   "golden patch asks an agent to write them again, and a block of 34 lines is a "
+                                   "rewrite from scratch, not a fix.")
 
 
 @dataclass(frozen=True)
@@ -106,6 +110,27 @@ def _exercised_functions(tree: Path, files: list[str], lines: dict[str, set[int]
         metrics = function_metrics((tree / rel).read_text(encoding="utf-8"), rel)
         out[rel] = {m.qualname for m in metrics if any(m.lineno < line <= m.end_lineno for line in hit)}
     return out
+
+
+def _draw_order(candidates: list[Mutation], seed: int) -> list[Mutation]:
+    """Candidates in the order they are tried: each operator's sites shuffled by ``seed``, then
+    taken one per operator in turn (operators by name), so every operator that has a site is tried
+    among the first candidates. A plain shuffle left the operators with few sites untried (five of
+    15 on five packages) once ``max_candidates`` or ``max_tasks`` was reached.
+
+    >>> from repogym_gym.mine.operators import find_mutations
+    >>> src = "def f(a, b):\\n    if a < b:\\n        return a + b + 1\\n    return -a\\n"
+    >>> [m.operator for m in _draw_order(find_mutations(src, "m.py"), 0)][:5]
+    ['arithmetic_change', 'comparison_swap', 'constant_off_by_one', 'negate_condition', 'remove_return_value']
+    """
+    rng = random.Random(seed)
+    groups: dict[str, list[Mutation]] = {}
+    for mutation in candidates:
+        groups.setdefault(mutation.operator, []).append(mutation)
+    for name in sorted(groups):
+        rng.shuffle(groups[name])
+    rounds = itertools.zip_longest(*(groups[name] for name in sorted(groups)))
+    return [m for row in rounds for m in row if m is not None]
 
 
 def _task_id(package: str, mutation: Mutation) -> str:
@@ -159,8 +184,9 @@ def mine_mutations(
         lines = exercised_lines(work, tests, env_dir=coverage_env_dir, files=options.files)
         functions = _exercised_functions(work, options.files, dict(lines))
         candidates = [m for rel in sorted(options.files) for m in find_mutations(
-            (work / rel).read_text(encoding="utf-8"), rel, functions=sorted(functions[rel]), operators=options.operators)]
-        random.Random(options.seed).shuffle(candidates)
+            (work / rel).read_text(encoding="utf-8"), rel, functions=sorted(functions[rel]), operators=options.operators)
+            if m.original.count("\n") + 1 - m.original.endswith("\n") <= options.max_removed_lines]
+        candidates = _draw_order(candidates, options.seed)
         mined: list[MinedTask] = []
         used_functions: set[tuple[str, str]] = set()
         for mutation in candidates:

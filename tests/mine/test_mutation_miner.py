@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import doctest
 import hashlib
 import textwrap
 from pathlib import Path
@@ -224,3 +225,35 @@ def test_pass_to_pass_is_the_whole_passing_suite_so_a_regression_elsewhere_costs
     result = grade_patch(loaded, regression)
     assert set(result.fail_to_pass.values()) == {"passed"}, result.summary()  # the fault is fixed
     assert result.score < 1.0 and result.pass_to_pass["tests/test_other.py::test_palindrome_elsewhere"] == "failed"
+
+
+def test_a_fault_removing_more_lines_than_the_cap_is_never_a_candidate(tmp_path: Path) -> None:
+    """A deleted block must be written again by the agent: past ``max_removed_lines`` it is a rewrite,
+    not a fix (a mined task once asked for 34 lines). chunks' loop body is 1 line: kept at a cap of 1;
+    with the cap at 1 a 3-line body (the same loop, spread over lines) is dropped before any run."""
+    tree = make_tree(tmp_path)
+    _, report = mine(tree, tmp_path / "one", operators=["loop_body_removed"], max_removed_lines=1)
+    assert report.per_operator["loop_body_removed"].get("task") == 1
+    spread = SOURCE.replace("        out.append(items[start:start + size])\n",
+                            "        piece = items[start:start + size]\n        piece = list(piece)\n"
+                            "        out.append(piece)\n")
+    assert spread != SOURCE
+    (tree / "minilib" / "__init__.py").write_text(spread)
+    _, capped = mine(tree, tmp_path / "three", operators=["loop_body_removed"], max_removed_lines=2)
+    assert capped.candidates == 0 and not capped.tasks
+    _, allowed = mine(tree, tmp_path / "three-allowed", operators=["loop_body_removed"], max_removed_lines=3)
+    assert allowed.per_operator["loop_body_removed"].get("task") == 1
+
+
+def test_every_operator_with_a_site_is_among_the_first_candidates() -> None:
+    """Candidates are drawn one per operator in turn: the first k are k different operators."""
+    from repogym_gym.mine import mutation as mutation_module
+    from repogym_gym.mine.operators import find_mutations
+
+    found = find_mutations(SOURCE, "minilib/__init__.py")
+    operators = {m.operator for m in found}
+    order = mutation_module._draw_order(found, 7)
+    assert sorted(m.operator for m in order[: len(operators)]) == sorted(operators)
+    assert sorted(order, key=id) == sorted(found, key=id) and len(order) == len(found)
+    assert mutation_module._draw_order(found, 7) == order != mutation_module._draw_order(found, 8)
+    assert doctest.testmod(mutation_module).failed == 0
