@@ -496,6 +496,18 @@ class ConstraintSpec(StrictModel):
     def _relative(cls, v: list[str]) -> list[str]:
         return [relative_path(p) for p in v]
 
+    @field_validator("allowed_files", "protected_files", "allow_protected")
+    @classmethod
+    def _inside(cls, v: list[str] | None) -> list[str] | None:
+        """Globs match paths inside the repository: a '..' part never matches, and a leading '/' (an
+        absolute path, or gitignore's anchor) is refused rather than guessed at."""
+        for glob in v or []:
+            if glob.startswith("/") or ".." in PurePosixPath(glob).parts:
+                raise ValueError(f"glob {glob!r} must be relative to the repository root and stay inside it "
+                                 f"(write {glob.lstrip('/')!r} for a path from the root)" if glob.startswith("/")
+                                 else f"glob {glob!r} must stay inside the repository (no '..' part)")
+        return v
+
     def has_quality_limits(self) -> bool:
         """True when a function-length or complexity limit is set."""
         return self.max_function_length is not None or self.max_cyclomatic_complexity is not None

@@ -10,36 +10,49 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["EnvironmentSpec", "LimitsSpec", "StrictModel"]
+__all__ = ["EnvironmentSpec", "LimitsSpec", "MAX_MIB", "MAX_PROCESSES", "MAX_SECONDS", "StrictModel"]
 
 
 class StrictModel(BaseModel):
-    """A frozen pydantic model that refuses unknown fields: the base of every task.yaml section."""
+    """A frozen pydantic model that refuses unknown fields, coercions (a bool for an int, a string for
+    a number) and infinities or NaN (``weights: {tests: .inf}`` made every score NaN): the base of
+    every task.yaml section."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
+
+
+#: Longest timeout or CPU limit a task may set, seconds (a week): every deadline is finite.
+MAX_SECONDS = 7 * 24 * 3600
+#: Largest size a task may set, MiB (1 TiB): prlimit and Docker take it in bytes, and 1e15 MiB
+#: overflowed, so the sandbox refused every command and every golden scored 0.
+MAX_MIB = 1024 * 1024
+#: Most processes a task may allow (the kernel's largest pid_max).
+MAX_PROCESSES = 4_194_304
 
 
 class LimitsSpec(StrictModel):
-    """Episode and command limits. Every timeout is in seconds."""
+    """Episode and command limits. Every timeout is in seconds; each value is finite and within what
+    the sandboxes can enforce (:data:`MAX_SECONDS`, :data:`MAX_MIB`, :data:`MAX_PROCESSES`), and an
+    integer field takes an integer, not a bool (``max_steps: yes`` was 1)."""
 
     max_steps: Annotated[int, Field(ge=1, le=10_000)] = 30
-    setup_timeout_s: Annotated[float, Field(gt=0)] = 600.0
-    command_timeout_s: Annotated[float, Field(gt=0)] = 60.0
-    test_timeout_s: Annotated[float, Field(gt=0)] = 300.0
-    output_limit_bytes: Annotated[int, Field(ge=1024)] = Field(
+    setup_timeout_s: Annotated[float, Field(gt=0, le=MAX_SECONDS)] = 600.0
+    command_timeout_s: Annotated[float, Field(gt=0, le=MAX_SECONDS)] = 60.0
+    test_timeout_s: Annotated[float, Field(gt=0, le=MAX_SECONDS)] = 300.0
+    output_limit_bytes: Annotated[int, Field(ge=1024, le=MAX_MIB * 64)] = Field(
         64_000, description="Bytes of stdout (and of stderr) kept per command; the middle is cut with a marker."
     )
     # Resource limits of a confining sandbox (bubblewrap); null keeps the sandbox's default.
-    cpu_s: Annotated[int, Field(ge=1)] | None = Field(None, description="CPU seconds per process; null: the sandbox's default.")
-    memory_mb: Annotated[int, Field(ge=16)] | None = Field(
+    cpu_s: Annotated[int, Field(ge=1, le=MAX_SECONDS)] | None = Field(None, description="CPU seconds per process; null: the sandbox's default.")
+    memory_mb: Annotated[int, Field(ge=16, le=MAX_MIB)] | None = Field(
         None, description="Address space per process, MiB (runtimes such as the JVM need several GiB); null: the sandbox's default."
     )
-    max_processes: Annotated[int, Field(ge=1)] | None = Field(
+    max_processes: Annotated[int, Field(ge=1, le=MAX_PROCESSES)] | None = Field(
         None, description="Processes plus threads a command may run at once; null: the sandbox's default."
     )
-    file_size_mb: Annotated[int, Field(ge=1)] | None = Field(None, description="Largest file a command may write, MiB; null: the sandbox's default.")
-    tmp_size_mb: Annotated[int, Field(ge=1)] | None = Field(None, description="Size of the command's private /tmp, MiB; null: the sandbox's default.")
-    disk_mb: Annotated[int, Field(ge=1)] | None = Field(
+    file_size_mb: Annotated[int, Field(ge=1, le=MAX_MIB)] | None = Field(None, description="Largest file a command may write, MiB; null: the sandbox's default.")
+    tmp_size_mb: Annotated[int, Field(ge=1, le=MAX_MIB)] | None = Field(None, description="Size of the command's private /tmp, MiB; null: the sandbox's default.")
+    disk_mb: Annotated[int, Field(ge=1, le=MAX_MIB)] | None = Field(
         None, description="Disk space a command's workspace (or grading copy) may fill, MiB; null: the sandbox's default."
     )
 

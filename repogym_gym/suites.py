@@ -32,7 +32,6 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from repogym_gym.errors import MiningError, TaskSpecError
@@ -42,6 +41,7 @@ from repogym_gym.sources import materialize_source
 from repogym_gym.spec import PypiSource, TestSpec
 from repogym_gym.task import format_validation_error
 from repogym_gym.venvs import ensure_venv
+from repogym_gym.yamlfile import load_yaml_file
 
 __all__ = ["DEFAULT_PYTEST", "MINER_VERSION", "PackageRecipe", "SuiteRecipe", "build_suite", "built_suite",
            "check_recipe_paths", "load_recipe", "mine_package", "suite_key", "with_pytest"]
@@ -108,11 +108,9 @@ def load_recipe(path: Path) -> SuiteRecipe:
     Raises:
         TaskSpecError: naming the file, field and value.
     """
+    data = load_yaml_file(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
         return SuiteRecipe.model_validate(data)
-    except yaml.YAMLError as exc:
-        raise TaskSpecError(f"{path}: invalid YAML: {exc}") from None
     except ValidationError as exc:
         raise TaskSpecError(format_validation_error(exc, str(path))) from None
 

@@ -30,9 +30,10 @@ from repogym_gym.errors import TaskNotFoundError, TaskSpecError, validation_prob
 from repogym_gym.paths import bundled_suites_dir
 from repogym_gym.spec import LocalSource, TaskSpec, TaskType
 from repogym_gym.tree import scan_tree
+from repogym_gym.yamlfile import load_yaml, read_yaml_bytes
 
 __all__ = ["Task", "discover_tasks", "dump_yaml", "format_validation_error", "load_task", "load_tasks", "parse_spec",
-           "resolve_suite", "resolve_task"]
+           "parse_spec_file", "resolve_suite", "resolve_task"]
 
 TASK_FILE = "task.yaml"
 SOLUTION_FILE = "solution.patch"
@@ -127,26 +128,30 @@ def format_validation_error(exc: ValidationError, source: str) -> str:
     return "\n".join(f"{source}: {line}" for line in validation_problems(exc, model=TaskSpec, root="(top level)"))
 
 
-def parse_spec(text: str, source: str) -> TaskSpec:
-    """Parse YAML text into a TaskSpec.
+def parse_spec(text: str | bytes, source: str) -> TaskSpec:
+    """Parse YAML text (or UTF-8 bytes) into a TaskSpec.
 
     Raises:
-        TaskSpecError: for YAML syntax errors, a non-mapping document, or schema violations;
-            the message names ``source``, the field and the value.
+        TaskSpecError: for YAML syntax errors, a file past :mod:`~repogym_gym.yamlfile`'s limits
+            (size, aliases, depth, duplicate keys, not UTF-8), a non-mapping document, or schema
+            violations; the message names ``source``, the field and the value.
     """
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise TaskSpecError(f"{source}: {where}invalid YAML: {problem}") from None
+    data = load_yaml(text, source)
     if not isinstance(data, dict):
         raise TaskSpecError(f"{source}: expected a mapping of task fields at the top level, got {type(data).__name__}")
     try:
         return TaskSpec.model_validate(data)
     except ValidationError as exc:
         raise TaskSpecError(format_validation_error(exc, source)) from None
+
+
+def parse_spec_file(path: Path) -> TaskSpec:
+    """:func:`parse_spec` of the file at ``path`` (read under :data:`~repogym_gym.yamlfile.MAX_YAML_BYTES`).
+
+    Raises:
+        TaskSpecError: as :func:`parse_spec`, and when the file cannot be read.
+    """
+    return parse_spec(read_yaml_bytes(path), str(path))
 
 
 def load_task(path: str | os.PathLike[str]) -> Task:
@@ -160,7 +165,7 @@ def load_task(path: str | os.PathLike[str]) -> Task:
     task_file = path if path.name == TASK_FILE else path / TASK_FILE
     if not task_file.is_file():
         raise TaskNotFoundError(f"no {TASK_FILE} at {path}")
-    spec = parse_spec(task_file.read_text(encoding="utf-8"), str(task_file))
+    spec = parse_spec_file(task_file)
     task = Task(spec=spec, root=task_file.parent)
     source = spec.repo.source
     if isinstance(source, LocalSource) and not (task.root / source.path).is_dir():

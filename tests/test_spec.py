@@ -306,3 +306,45 @@ def test_test_files_are_the_path_parts_of_node_ids() -> None:
         )
     )
     assert spec.tests.test_files() == ["test_top.py", "tests/test_calc.py"]
+
+
+# --- values a sandbox cannot enforce, coercions, paths outside the repository (issue 13) ------------
+
+
+@pytest.mark.parametrize(("overrides", "expected"), [
+    ({"limits": {"max_steps": True}}, "limits.max_steps: Input should be a valid integer (got True)"),
+    ({"limits": {"max_steps": "7"}}, "limits.max_steps: Input should be a valid integer (got '7')"),
+    ({"grading": {"weights": {"tests": float("inf")}}}, "grading.weights.tests: Input should be a finite number (got inf)"),
+    ({"limits": {"test_timeout_s": float("inf")}}, "limits.test_timeout_s: Input should be a finite number (got inf)"),
+    ({"limits": {"command_timeout_s": float("nan")}}, "limits.command_timeout_s: Input should be a finite number"),
+    ({"limits": {"setup_timeout_s": 10**9}}, "limits.setup_timeout_s: Input should be less than or equal to 604800"),
+    ({"limits": {"memory_mb": 10**15}}, "limits.memory_mb: Input should be less than or equal to 1048576"),
+    ({"limits": {"memory_mb": 1e15}}, "limits.memory_mb: Input should be a valid integer"),
+    ({"limits": {"max_processes": 2**63}}, "limits.max_processes: Input should be less than or equal to 4194304"),
+    ({"limits": {"disk_mb": 2**40}}, "limits.disk_mb: Input should be less than or equal to 1048576"),
+    ({"constraints": {"allowed_files": ["/etc/passwd"]}},
+     "constraints.allowed_files: glob '/etc/passwd' must be relative to the repository root"),
+    ({"constraints": {"protected_files": ["src/../../x"]}},
+     "constraints.protected_files: glob 'src/../../x' must stay inside the repository (no '..' part)"),
+])
+def test_a_limit_no_sandbox_enforces_or_a_coerced_value_is_refused(overrides: dict[str, Any], expected: str) -> None:
+    """Each was accepted: max_steps: yes became 1; inf weights made every score NaN; inf timeouts
+    set no deadline; memory_mb 1e15 made bwrap's prlimit fail, so every golden scored 0."""
+    assert expected in error_of(**overrides)
+
+
+def test_the_largest_enforceable_limits_are_accepted() -> None:
+    spec = load(limits={"max_steps": 10_000, "memory_mb": 1024 * 1024, "max_processes": 4_194_304,
+                        "test_timeout_s": 604_800, "cpu_s": 604_800}, constraints={"allowed_files": ["src/**", "*.py"]})
+    assert spec.limits.memory_mb == 1024 * 1024 and spec.constraints.allowed_files == ["src/**", "*.py"]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("id: a\nid: b\n", "line 2, column 1: duplicate key 'id' (first at line 1)"),
+    ("a: &x [1, 2]\nb: *x\n", "line 2, column 4: an alias (*x) is not allowed here"),
+    ("a: " + "[" * 100 + "]" * 100 + "\n", "nested deeper than 64 levels"),
+])
+def test_a_task_file_past_the_yaml_limits_is_one_error(text: str, expected: str) -> None:
+    with pytest.raises(TaskSpecError, match="^suite/t/task.yaml: ") as info:
+        parse_spec(text, "suite/t/task.yaml")
+    assert expected in str(info.value)

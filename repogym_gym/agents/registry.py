@@ -21,11 +21,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from repogym_gym.agents.base import Agent
 from repogym_gym.errors import AgentError, AgentNotFoundError, validation_summary
+from repogym_gym.yamlfile import load_yaml_file
 
 __all__ = ["AGENTS", "AgentSpec", "check_agent_label", "make_agent"]
 
@@ -104,10 +104,7 @@ class AgentSpec(BaseModel):
         if not path.is_file():
             raise AgentNotFoundError(f"no agent {text!r}: not an agent type ({', '.join(sorted(AGENTS))}) "
                                      "nor a YAML/JSON agent file")
-        try:
-            data = yaml.safe_load(path.read_text())
-        except (yaml.YAMLError, UnicodeDecodeError) as exc:
-            raise AgentError(f"{path}: not valid YAML/JSON: {_yaml_problem(exc)}") from None
+        data = load_yaml_file(path, error=AgentError)
         if not isinstance(data, dict) or "type" not in data:
             got = "an empty file" if data is None else "a mapping without it" if isinstance(data, dict) else type(data).__name__
             raise AgentError(f"{path}: an agent file is a mapping with a 'type' field, got {got}")
@@ -182,15 +179,3 @@ def _options_problem(name: str, options: dict[str, Any]) -> str | None:
     if missing:
         return f"agent {name!r}: option {missing[0]!r} is required; its options are {sorted(known)}"
     return None
-
-
-def _yaml_problem(exc: Exception) -> str:
-    """A YAML parse error on one line: ``line L, column C: problem``."""
-    mark, problem = getattr(exc, "problem_mark", None), getattr(exc, "problem", None)
-    if problem is None:
-        return " ".join(str(exc).split())
-    text = f"line {mark.line + 1}, column {mark.column + 1}: {problem}" if mark is not None else str(problem)
-    context, start = getattr(exc, "context", None), getattr(exc, "context_mark", None)
-    if context and start is not None:
-        text += f" ({context} at line {start.line + 1}, column {start.column + 1})"
-    return text

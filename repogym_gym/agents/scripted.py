@@ -15,15 +15,13 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from pathlib import Path
 from typing import Any
-
-import yaml
 
 from repogym_gym.actions import ActionError, action_to_dict, parse_action
 from repogym_gym.agents.base import AgentBase
 from repogym_gym.errors import AgentError
 from repogym_gym.task import Task
+from repogym_gym.yamlfile import load_yaml_file
 
 __all__ = ["ScriptedAgent"]
 
@@ -55,9 +53,9 @@ class ScriptedAgent(AgentBase):
         if actions_file is not None:
             source = str(actions_file)
             try:
-                actions = yaml.safe_load(Path(actions_file).read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-                raise AgentError(f"agent 'scripted': cannot read actions_file {source}: {exc}") from None
+                actions = load_yaml_file(actions_file, error=AgentError)
+            except AgentError as exc:
+                raise AgentError(f"agent 'scripted': cannot read actions_file {exc}") from None
         if not isinstance(actions, list):
             raise AgentError(f"agent 'scripted': {source} must be a list of actions, got {type(actions).__name__}")
         self.actions = [self._check(source, index, entry) for index, entry in enumerate(actions)]

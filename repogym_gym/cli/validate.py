@@ -11,7 +11,8 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from repogym_gym.cli.output import stdout_console
-from repogym_gym.task import load_tasks
+from repogym_gym.errors import TaskNotFoundError
+from repogym_gym.task import discover_tasks, load_tasks
 from repogym_gym.validate import TaskValidation, validate_task
 
 __all__ = ["validate_command"]
@@ -32,6 +33,11 @@ def validate_command(
     """Check every task: baseline fails fail_to_pass and passes pass_to_pass, noop scores 0,
     golden scores 1, repeated golden grades agree, and no file visible inside the task's sandbox
     holds a golden version of a changed file. Exit code 0 only if all are sound."""
+    for path in paths:  # a mistyped path must not pass as "0/0 tasks sound", exit 0
+        if not discover_tasks(path):
+            what = "is not a directory" if path.exists() and not path.is_dir() else "does not exist" if not path.exists() \
+                else "holds no task.yaml at or below it"
+            raise TaskNotFoundError(f"{path} {what}; give a task directory or a suite of them")
     tasks = load_tasks(paths, ids=task_id or None)
     results: list[TaskValidation] = []
     err = Console(stderr=True)

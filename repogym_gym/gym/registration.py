@@ -26,6 +26,7 @@ from repogym_gym.errors import TaskSpecError
 from repogym_gym.paths import bundled_suites_dir
 from repogym_gym.spec import LimitsSpec, check_task_id
 from repogym_gym.task import discover_tasks, resolve_suite
+from repogym_gym.yamlfile import load_yaml_file
 
 __all__ = [
     "ENTRY_POINT",
@@ -54,7 +55,7 @@ def _peek(task_dir: Path) -> tuple[str, int]:
     """A task's id and max_steps from its task.yaml, without full validation."""
     source = task_dir / "task.yaml"
     try:
-        data = yaml.safe_load(source.read_text(encoding="utf-8"))
+        data = load_yaml_file(source)
         task_id = data["id"]
         max_steps = int((data.get("limits") or {}).get("max_steps", _DEFAULT_MAX_STEPS))
     except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError, AttributeError) as exc:

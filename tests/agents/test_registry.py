@@ -65,8 +65,9 @@ def write_agent(tmp_path: Path, text: str) -> Path:
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    ("type: openai\nlabel: [x\n", "not valid YAML/JSON: line 3, column 1: expected ',' or ']', but got '<stream end>' "
+    ("type: openai\nlabel: [x\n", "line 3, column 1: invalid YAML: expected ',' or ']', but got '<stream end>' "
                                    "(while parsing a flow sequence at line 2, column 8)"),
+    ("type: openai\ntype: noop\n", "line 2, column 1: duplicate key 'type' (first at line 1); each field may appear once"),
     ("type: gpt\n", "type: unknown agent type 'gpt'; valid types are ['claude', 'golden', 'noop', 'openai', 'scripted', 'shell']"),
     ("type: openai\nlabel: a/b\nmodel: m\n", "label: agent label 'a/b' must be 1-64 letters"),
     ("type: openai\nmodel: m\ntemprature: 0.2\n", "agent 'openai': unknown option 'temprature' (did you mean 'temperature'?)"),

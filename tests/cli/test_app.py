@@ -147,6 +147,20 @@ def test_a_missing_path_exits_two(command: list[str], tmp_path: Path, capsys: py
     assert "Traceback" not in out + err
 
 
+@pytest.mark.parametrize("kind", ["empty directory", "plain file"])
+def test_validate_on_a_path_holding_no_task_exits_two(kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A typo'd path printed "0/0 tasks sound" and exited 0, so CI passed on it."""
+    target = tmp_path / "suite"
+    if kind == "empty directory":
+        target.mkdir()
+    else:
+        target.write_text("not a suite\n")
+    code, out, err = run_main(["validate", str(target)], capsys)
+    assert code == 2 and "0/0" not in out
+    expected = "holds no task.yaml at or below it" if kind == "empty directory" else "is not a directory"
+    assert err.startswith(f"error: {target} {expected}")
+
+
 def test_an_unknown_id_exits_two_and_suggests_one(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run_main(["validate", str(STARTER), "--id", "parse-duratoin"], capsys)
     assert code == 2

@@ -1,0 +1,150 @@
+"""Reading the YAML files the project takes from users and datasets: bounded, plain, unambiguous.
+
+``task.yaml``, suite recipes and agent files arrive by the thousand from sources nobody here
+wrote, so a file is refused, with one message naming the file, the line and the problem, when:
+
+- it is over :data:`MAX_YAML_BYTES` (a 50 MB file took 89 s to read), or not UTF-8 text;
+- it uses an alias (``*name``): a few lines of nested aliases expand to billions of nodes (an
+  alias bomb took 265 s), and no task needs one, so none is expanded, not even for a message;
+- it nests deeper than :data:`MAX_YAML_DEPTH` mappings and sequences (5,000 levels overflowed
+  the stack);
+- a mapping holds the same key twice (YAML says the last wins, so a typo silently replaced a
+  field).
+
+Example:
+    >>> load_yaml("a: 1\\nb: [x, y]\\n", "t.yaml")
+    {'a': 1, 'b': ['x', 'y']}
+    >>> load_yaml("a: 1\\na: 2\\n", "t.yaml")
+    Traceback (most recent call last):
+    ...
+    repogym_gym.errors.TaskSpecError: t.yaml: line 2, column 1: duplicate key 'a' (first at line 1); each field may appear once
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import yaml
+from yaml.constructor import ConstructorError
+from yaml.nodes import MappingNode, Node
+
+from repogym_gym.errors import RepoGymError, TaskSpecError
+
+__all__ = ["MAX_YAML_BYTES", "MAX_YAML_DEPTH", "load_yaml", "load_yaml_file", "read_yaml_bytes"]
+
+#: Largest YAML file read, bytes (the largest mined task.yaml, with a whole suite's pass_to_pass, is ~60 kB).
+MAX_YAML_BYTES = 4 * 1024 * 1024
+#: Deepest nesting of mappings and sequences read.
+MAX_YAML_DEPTH = 64
+
+
+class _Refused(yaml.YAMLError):
+    def __init__(self, problem: str, mark: yaml.Mark | None) -> None:
+        super().__init__(problem)
+        self.problem, self.problem_mark = problem, mark
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """A SafeLoader that refuses aliases, deep nesting and duplicate keys while it composes."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: Node | None, index: int) -> Node | None:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise _Refused(f"an alias (*{event.anchor}) is not allowed here; write the value out", event.start_mark)
+        if self.check_event(yaml.MappingStartEvent, yaml.SequenceStartEvent):
+            self._depth += 1
+            try:
+                if self._depth > MAX_YAML_DEPTH:
+                    raise _Refused(f"nested deeper than {MAX_YAML_DEPTH} levels", self.peek_event().start_mark)
+                return super().compose_node(parent, index)
+            finally:
+                self._depth -= 1
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[object, yaml.Mark] = {}
+        for key_node, _ in node.value:
+            try:
+                key = self.construct_object(key_node, deep=True)
+                hash(key)
+            except (TypeError, ConstructorError):
+                continue  # the base class reports an unhashable key
+            if key in seen:
+                first = seen[key]
+                raise _Refused(f"duplicate key {str(key)[:60]!r} (first at line {first.line + 1}); each field may "
+                               "appear once", key_node.start_mark)
+            seen[key] = key_node.start_mark
+        return super().construct_mapping(node, deep=deep)
+
+
+def load_yaml(data: str | bytes, source: str, *, error: type[RepoGymError] = TaskSpecError) -> Any:
+    """Parse one YAML document under the limits of this module.
+
+    Args:
+        data: The file's bytes (decoded as UTF-8) or text.
+        source: What to call it in messages (its path).
+        error: The exception class raised (a task file's :class:`TaskSpecError` by default).
+
+    Returns:
+        The document: plain dicts, lists, strings, numbers, booleans, None (``yaml.safe_load``'s types).
+
+    Raises:
+        error: naming ``source``, the line and column where known, and the problem: too large,
+            not UTF-8, invalid YAML, an alias, nesting past :data:`MAX_YAML_DEPTH`, a duplicate key.
+    """
+    size = len(data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data)
+    if size > MAX_YAML_BYTES:
+        raise error(f"{source}: the file is {size:,} bytes, over the {MAX_YAML_BYTES:,} a YAML file may have here")
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise error(f"{source}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); save it as "
+                        "UTF-8") from None
+    loader = _BoundedLoader(data)
+    try:
+        return loader.get_single_data()
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        context, start = getattr(exc, "context", None), getattr(exc, "context_mark", None)
+        if context and start is not None:
+            problem += f" ({context} at line {start.line + 1}, column {start.column + 1})"
+        prefix = "" if isinstance(exc, _Refused) else "invalid YAML: "
+        raise error(f"{source}: {where}{prefix}{' '.join(problem.split())}") from None
+    except RecursionError:
+        raise error(f"{source}: nested too deeply to read") from None
+    finally:
+        loader.dispose()
+
+
+def read_yaml_bytes(path: str | os.PathLike[str], *, error: type[RepoGymError] = TaskSpecError) -> bytes:
+    """The bytes of the YAML file at ``path``, reading at most :data:`MAX_YAML_BYTES` + 1 of them.
+
+    Raises:
+        error: when the file cannot be read or is over :data:`MAX_YAML_BYTES` (naming the path).
+    """
+    source = os.fspath(path)
+    try:
+        with open(source, "rb") as handle:
+            data = handle.read(MAX_YAML_BYTES + 1)
+    except OSError as exc:
+        raise error(f"{source}: cannot read it ({exc.strerror or exc})") from None
+    if len(data) > MAX_YAML_BYTES:
+        raise error(f"{source}: the file is over the {MAX_YAML_BYTES:,} bytes a YAML file may have here")
+    return data
+
+
+def load_yaml_file(path: str | os.PathLike[str], *, error: type[RepoGymError] = TaskSpecError) -> Any:
+    """:func:`load_yaml` of the file at ``path`` (:func:`read_yaml_bytes`).
+
+    Raises:
+        error: as :func:`load_yaml` and :func:`read_yaml_bytes`.
+    """
+    return load_yaml(read_yaml_bytes(path, error=error), os.fspath(path), error=error)

@@ -1,0 +1,76 @@
+"""Tests for repogym_gym.yamlfile: YAML read under limits, every refusal one message naming the file."""
+
+from __future__ import annotations
+
+import doctest
+import time
+from pathlib import Path
+
+import pytest
+
+from repogym_gym import yamlfile
+from repogym_gym.errors import AgentError, TaskSpecError
+from repogym_gym.task import load_task
+from repogym_gym.yamlfile import MAX_YAML_BYTES, load_yaml, load_yaml_file
+
+BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 9)}]\n" for i in range(8))
+
+
+def test_an_alias_bomb_is_refused_at_its_first_alias_without_expanding_it() -> None:
+    """Nine levels of nine-fold aliases took 265 s in the error-message code; no alias is expanded now."""
+    start = time.monotonic()
+    with pytest.raises(TaskSpecError, match=r"^bomb.yaml: line 2, column \d+: an alias \(\*a\) is not allowed"):
+        load_yaml(BOMB, "bomb.yaml")
+    assert time.monotonic() - start < 5  # a guard against expansion, not a timing target
+
+
+def test_a_mapping_key_given_twice_is_refused_with_both_lines() -> None:
+    with pytest.raises(TaskSpecError, match=r"line 3, column 3: duplicate key 'max_steps' \(first at line 2\)"):
+        load_yaml("limits:\n  max_steps: 3\n  max_steps: 30\n", "t.yaml")
+
+
+def test_nesting_past_the_depth_limit_is_refused() -> None:
+    load_yaml("[" * yamlfile.MAX_YAML_DEPTH + "]" * yamlfile.MAX_YAML_DEPTH, "t.yaml")
+    deeper = yamlfile.MAX_YAML_DEPTH + 1
+    with pytest.raises(TaskSpecError, match=f"nested deeper than {yamlfile.MAX_YAML_DEPTH} levels"):
+        load_yaml("[" * deeper + "]" * deeper, "t.yaml")
+    with pytest.raises(TaskSpecError, match="nested deeper"):  # 5,000 levels overflowed the stack
+        load_yaml("[" * 5000 + "]" * 5000, "t.yaml")
+
+
+@pytest.mark.parametrize(("data", "expected"), [
+    ("id: x\n".encode("utf-16"), "not UTF-8 text (byte 0xff at offset 0)"),
+    (b"id: \xe9t\xe9\n", "not UTF-8 text (byte 0xe9 at offset 4)"),
+    (b"id: [unclosed\n", "invalid YAML: "),
+])
+def test_bytes_that_are_not_utf8_yaml_are_one_error(data: bytes, expected: str) -> None:
+    with pytest.raises(TaskSpecError) as info:
+        load_yaml(data, "t.yaml")
+    assert str(info.value).startswith("t.yaml: ") and expected in str(info.value)
+
+
+def test_a_file_over_the_size_limit_is_refused_before_it_is_parsed(tmp_path: Path) -> None:
+    """A 50 MB task.yaml took 89 s to parse; only MAX_YAML_BYTES + 1 bytes are read now."""
+    big = tmp_path / "task.yaml"
+    with open(big, "wb") as handle:
+        handle.write(b"id: x\nproblem_statement: |\n")
+        handle.write(b"  " + b"y" * 1000 + b"\n")
+        handle.truncate(MAX_YAML_BYTES + 10)
+    with pytest.raises(TaskSpecError, match=f"over the {MAX_YAML_BYTES:,} bytes"):
+        load_task(tmp_path)
+
+
+def test_an_unreadable_file_and_the_error_class_are_the_callers(tmp_path: Path) -> None:
+    with pytest.raises(AgentError, match=r"agent.yaml: cannot read it \(No such file or directory\)"):
+        load_yaml_file(tmp_path / "agent.yaml", error=AgentError)
+
+
+def test_a_task_yaml_in_utf16_is_a_task_spec_error_not_an_internal_error(tmp_path: Path) -> None:
+    (tmp_path / "task.yaml").write_bytes("id: x\ntype: bugfix\n".encode("utf-16"))
+    with pytest.raises(TaskSpecError, match="task.yaml: not UTF-8 text"):
+        load_task(tmp_path)
+
+
+def test_the_module_examples_run() -> None:
+    assert doctest.testmod(yamlfile).failed == 0
