@@ -9,7 +9,9 @@ reaches them.
 
 def build(J):  # noqa: C901, N803 - J is the policy's closure state, as in judge_policy
     """Add ``kind_of_file``, ``is_submission``, ``submission_frame``, ``where``, ``holder_of_frames``,
-    ``compile_grader_files`` and ``verify_module`` to ``J``."""
+    ``compile_grader_files`` and ``verify_module`` to ``J`` (after :func:`_core`'s ``violate``,
+    ``name_of``, ``key_text`` and ``safe``)."""
+    _core(J)
     _type, _id, _str, _any, _tuple, _len, _dict = J["type"], J["id"], J["str"], J["any"], J["tuple"], J["len"], J["dict"]
     _list, _frozenset = J["list"], J["frozenset"]
     _CodeType, _ModuleType, _Exception = J["CodeType"], J["ModuleType"], J["Exception"]
@@ -206,3 +208,31 @@ def build(J):  # noqa: C901, N803 - J is the policy's closure state, as in judge
 
     J.update(exec_globals=exec_globals, kind_of_file=kind_of_file, is_submission=is_submission, submission_frame=submission_frame, where=where,
              holder_of_frames=holder_of_frames, compile_grader_files=compile_grader_files, verify_module=verify_module)
+
+
+def _core(J):  # noqa: N803
+    """Add ``violate``, ``name_of``, ``key_text`` and ``safe`` to ``J``: how a violation is noted and quoted."""
+    _len, _type, _str, violations, class_name = J["len"], J["type"], J["str"], J["violations"], J["class_name"]
+
+    def violate(message):
+        message = message if _len(message) <= 300 else message[:297] + "..."  # the grade names it; no channel out
+        if _len(violations) < 50 and message not in violations:
+            violations.append(message)
+
+    def name_of(value):
+        return class_name(_type(value))
+
+    safe_chars = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-")
+
+    def safe(text, limit=40):
+        """A name the judged process chose (an attribute, a module, a path), as a violation quotes it:
+        at most ``limit`` characters of a path's alphabet, so the grade is no channel for what the
+        process read (the hidden tests, through a child process)."""
+        if _type(text) is not _str:
+            return f"<a {name_of(text)}>"
+        return "".join(c if c in safe_chars else "?" for c in text[:limit]) + ("..." if _len(text) > limit else "")
+
+    def key_text(key):
+        return safe(key) if _type(key) is _str else f"<a {name_of(key)} key>"
+
+    J.update(violate=violate, name_of=name_of, key_text=key_text, safe=safe)

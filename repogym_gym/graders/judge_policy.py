@@ -23,7 +23,8 @@ verdict must not depend on anything that code can reach. The policy rests on fou
    ``__defaults__`` / ``__kwdefaults__`` assigned to functions that are not the submission's,
    ``__class__`` / class attributes assigned through audited paths on trusted or grader objects,
    functions built from trusted or grader code, ``ctypes`` and the interpreter's test modules,
-   native extensions from outside the trusted roots, ``/proc/*/mem``, symlinks into ``/proc``.
+   native extensions from outside the trusted roots, ``/proc/*/mem``, symlinks into ``/proc``, and
+   for submission code any file of ``/proc`` (the process's maps, fds, environment).
    A denial raises in the caller and is a *violation*: the run is void (score 0, event and file
    named in the grade).
 3. **The verdict lives where nothing can reach it.** The ledger of outcomes, the nonce that frames
@@ -49,11 +50,8 @@ verdict must not depend on anything that code can reach. The policy rests on fou
    functions, a test class and its bases hold only test-file or interpreter functions under
    unittest's method names, and no planted ``__getattr__``, non-str ``__file__`` or import hook is found.
 
-Known limits (README, "The judge"): a replacement made and undone within one call of the code
-under test is not seen by a comparison before or after it; values that lie (an ``__eq__`` that
-always returns True) are the test's to catch (type-strict assertions); a callback made only of
-builtins (``functools.partial`` as a weakref callback) runs with the frame it interrupts as its
-caller; under LocalSandbox the process runs as root, so another root process can write its memory.
+Known limits: the README's "The judge" (above all, every property holds only while the process's
+memory does: CPython is not memory-safe against the code it runs).
 
 Events of the runner (``sys.audit("repogym.judge", op, *args)``): ``init``, ``collected``,
 ``collect_error``, ``hooks``, ``begin``, ``call``, ``raised``, ``returned``, ``report``, ``end``,
@@ -83,8 +81,6 @@ __all__ = ["install"]
 #: The policy's files, copied together beside the runner.
 PARTS = ("judge_policy.py", "judge_code.py", "judge_namespaces.py", "judge_objects.py", "judge_ledger.py",
          "judge_statements.py", "judge_values.py")
-
-
 
 
 def _hmac_pads(key):
@@ -158,7 +154,11 @@ def install(config):
             continue
         inodes.add((st.st_dev, st.st_ino))
     skip = [p for p in (sys.base_prefix, sys.prefix, sys.pycache_prefix) if p]
-    J.update(grader_inodes=frozenset(inodes), open_skip_prefixes=tuple(p.rstrip("/") + "/" for p in skip))
+    try:
+        proc_dev = os.stat("/proc").st_dev  # procfs: every file in it, however reached, is on this device
+    except OSError:
+        proc_dev = None
+    J.update(grader_inodes=frozenset(inodes), open_skip_prefixes=tuple(p.rstrip("/") + "/" for p in skip), proc_dev=proc_dev)
     J.update(
         sources=dict(config.get("sources", {})),  # abs path -> sha256 of a tree file as the run started
         nonce=config["nonce"], tree=os.path.realpath(config["tree"]).rstrip("/") + "/", grader_bytes=grader_bytes,
@@ -183,40 +183,12 @@ def install(config):
         watched=[], everything=[],  # snapshot rows compared before each pass / at the end
         protected_classes={}, protected_modules={},  # id -> object
     )
-    _core(J)
     judge_code.build(J)
     judge_namespaces.build(J)
     judge_statements.build(J)
     judge_objects.build(J)
     judge_ledger.build(J)
     sys.addaudithook(_rules(J))
-
-
-def _core(J):  # noqa: N803
-    _len, _type, _str, violations, class_name = J["len"], J["type"], J["str"], J["violations"], J["class_name"]
-
-    def violate(message):
-        message = message if _len(message) <= 300 else message[:297] + "..."  # the grade names it; no channel out
-        if _len(violations) < 50 and message not in violations:
-            violations.append(message)
-
-    def name_of(value):
-        return class_name(_type(value))
-
-    safe_chars = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-")
-
-    def safe(text, limit=40):
-        """A name the judged process chose (an attribute, a module, a path), as a violation quotes it:
-        at most ``limit`` characters of a path's alphabet, so the grade is no channel for what the
-        process read (the hidden tests, through a child process)."""
-        if _type(text) is not _str:
-            return f"<a {name_of(text)}>"
-        return "".join(c if c in safe_chars else "?" for c in text[:limit]) + ("..." if _len(text) > limit else "")
-
-    def key_text(key):
-        return safe(key) if _type(key) is _str else f"<a {name_of(key)} key>"
-
-    J.update(violate=violate, name_of=name_of, key_text=key_text, safe=safe)
 
 
 def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
@@ -237,6 +209,7 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
     kind_of_file, is_submission, holder_of_frames = J["kind_of_file"], J["is_submission"], J["holder_of_frames"]
     verify_module, take_snapshot, on_runner = J["verify_module"], J["take_snapshot"], J["on_runner"]
     exec_globals, begin_statements, on_trace = J["exec_globals"], J["begin_statements"], J["on_trace"]
+    proc_dev = J["proc_dev"]
     deny_always = frozenset(("sys.addaudithook", "sys.setprofile", "sys.settrace", "gc.get_objects", "gc.get_referrers",
                              "gc.get_referents", "sys._current_frames", "sys._current_exceptions", "builtins.breakpoint",
                              "pdb.Pdb"))
@@ -463,12 +436,33 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
             frame, hops = frame.f_back, hops + 1
         return False
 
+    def in_proc(path):
+        """Whether ``path`` is a file of procfs, however named (relative, through a symlink:
+        ``/dev/fd/../maps`` is ``/proc/self/maps``), by the device its ``stat`` reports."""
+        try:
+            return proc_dev is not None and _stat(path).st_dev == proc_dev
+        except (_OSError, _ValueError, J["TypeError"]):
+            return False
+
     def on_open(path):
-        """``/proc/*/mem`` never; a grader file (a test's source) only for the import system: the code
-        under test reading the tests it is judged by would be an oracle of their expected values."""
+        """``/proc/*/mem`` never; nothing of ``/proc`` for code of the submission, nor a path object
+        (``io.FileIO`` hands the hook the object, whose ``__fspath__`` may answer differently later);
+        a grader file (a test's source) only for the import system: the code under test reading the
+        tests it is judged by would be an oracle of their expected values."""
+        plain = _type(path) is _str or _type(path) is _bytes
         if last_part(path) == "mem":
             shown = safe(path if _type(path) is _str else path.decode("latin-1") if _type(path) is _bytes else "", 60)
             return _PermissionError, f"opening a process's memory ({shown}) is not allowed while tests are judged"
+        if state["codes"] is not None and (not plain and _type(path) is not J["int"] or in_proc(path)):
+            caller = caller_of_event()
+            bad, judged = J["submission_frame"](caller), state.get("judged_ident")
+            if bad is not None or (judged is not None and _get_ident() != judged):
+                # Round 22 read /proc/self/maps for the live mappings, then scanned them through a
+                # bytearray stretched over the address space by a dangling memoryview (bpo-15994)
+                # for the record's HMAC pads: the judged process's /proc is the judge's.
+                shown = safe(path if _type(path) is _str else path.decode("latin-1"), 60) if plain else "a path object"
+                return _PermissionError, f"code of the submission opened {shown}: the judged process's /proc and " \
+                    f"path objects are not the submission's ({where(bad or caller)})"
         if state["codes"] is None or not is_grader_file(path):
             return None
         caller = caller_of_event()

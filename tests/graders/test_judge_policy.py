@@ -257,7 +257,7 @@ def test_no_closure_of_the_policy_looks_up_a_global() -> None:
     """Every name the hook uses was bound when it was installed: rebinding a builtin or a module
     attribute later (``builtins.type = fake``) never reaches the policy's code."""
     found: dict[str, set[str]] = {}
-    builders = (judge_policy._core, judge_policy._rules, judge_code.build, judge_namespaces.build, judge_ledger.build,
+    builders = (judge_code._core, judge_policy._rules, judge_code.build, judge_namespaces.build, judge_ledger.build,
                 judge_statements.build, judge_statements.tracer_for, judge_values.make_comparisons)
     stack = [c for builder in builders for c in builder.__code__.co_consts if hasattr(c, "co_code")]
     while stack:

@@ -12,6 +12,8 @@ The tiny task's ``calc.add`` subtracts and stays unfixed.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from repogym_gym.task import Task
 from tests.helpers import CALC_SOURCE
 from tests.redteam.helpers import Start, assert_unearned_zero, attack, component, submit, write
@@ -148,3 +150,22 @@ def test_a_code_object_built_by_the_submission_voids_the_run(start: Start, tiny_
     assert_unearned_zero(result)
     invalid = component(result, "tests")["details"]["invalid"]
     assert invalid and "a code object built at run time" in invalid, invalid
+
+
+#: Round 22 (against a456acd, tests/redteam/round22/): a memoryview of a BufferedReader's buffer kept
+#: past its life (bpo-15994, open in CPython 3.11) stretched a bytearray over the address space;
+#: /proc/self/maps named the live mappings, where the HMAC pads were found and a tapped record
+#: re-signed: 1.0 on every starter task and 18 of 24 real-code tasks under bwrap. The process's own
+#: /proc is the judge's now; what stays open is the memory corruption itself (README, "The judge").
+MEMORY_WINDOW = (Path(__file__).parent / "round22" / "memory_window_key.py").read_text()
+
+
+@attack("the judge", "the record's key read from the process's memory through a dangling memoryview, its "
+        "mappings from /proc/self/maps (round 22)", local="score 0", confining="score 0")
+def test_the_judged_process_s_own_proc_is_not_the_submission_s(start: Start, tiny_task: Task) -> None:
+    env = start(tiny_task)
+    write(env, "calc/__init__.py", CALC_SOURCE + "\n" + MEMORY_WINDOW)
+    result = submit(env)
+    assert_unearned_zero(result)
+    invalid = component(result, "tests")["details"]["invalid"]
+    assert invalid and "opened /proc/self/maps" in invalid, invalid
