@@ -169,3 +169,44 @@ def test_the_judged_process_s_own_proc_is_not_the_submission_s(start: Start, tin
     assert_unearned_zero(result)
     invalid = component(result, "tests")["details"]["invalid"]
     assert invalid and "opened /proc/self/maps" in invalid, invalid
+
+
+#: Round 22's A1 and A3: ``io.FileIO`` hands the audit hook the caller's path object, not its text,
+#: and the policy judged only str and bytes: /proc/self/mem (1.0 under local, where the process is
+#: root) and a hidden test file (a fix gated on having read it: 1.0 under bwrap and docker) were
+#: opened with no violation. A path object from the submission is a violation now.
+PATH_OBJECT = '''
+import io as _io
+import os as _os
+
+
+class _Where:
+    def __init__(self, path):
+        self.path = path
+
+    def __fspath__(self):
+        return self.path
+
+
+def _peek(rel):
+    here = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
+    try:
+        with _io.FileIO(_Where(_os.path.join(here, rel))) as handle:
+            return handle.read(64)
+    except OSError:
+        return None
+
+
+SEEN = _peek("tests/test_calc_hidden.py")
+'''
+
+
+@attack("the judge", "a hidden test file opened through io.FileIO with a path object, which the hook is handed "
+        "as the object (round 22)", local="score 0", confining="score 0")
+def test_a_path_object_opened_by_the_submission_voids_the_run(start: Start, tiny_task: Task) -> None:
+    env = start(tiny_task)
+    write(env, "calc/__init__.py", CALC_SOURCE + PATH_OBJECT)
+    result = submit(env)
+    assert_unearned_zero(result)
+    invalid = component(result, "tests")["details"]["invalid"]
+    assert invalid and "code of the submission opened a path object" in invalid, invalid
