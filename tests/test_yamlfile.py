@@ -74,3 +74,16 @@ def test_a_task_yaml_in_utf16_is_a_task_spec_error_not_an_internal_error(tmp_pat
 
 def test_the_module_examples_run() -> None:
     assert doctest.testmod(yamlfile).failed == 0
+
+
+def test_the_fast_reader_agrees_with_the_bounded_one_and_leaves_every_refusal_to_it() -> None:
+    """libyaml reads a valid file (25x faster: importing the package reads every built task's
+    task.yaml); anything it cannot vouch for goes to the bounded reader, which names the problem."""
+    for path in sorted((Path(__file__).parents[1] / "task_suites" / "starter").glob("*/task.yaml")):
+        text = path.read_text(encoding="utf-8")
+        fast, value = yamlfile._read_fast(text)
+        assert fast and value == yamlfile._BoundedLoader(text).get_single_data(), path
+    for bad in (BOMB, "a: 1\na: 2\n", "k: {0x1: a, 1: b}\n", "[" * 70 + "]" * 70):
+        assert yamlfile._read_fast(bad) == (False, None), bad
+    with pytest.raises(TaskSpecError, match="line 1, column 13: duplicate key '1'"):
+        load_yaml("k: {0x1: a, 1: b}\n", "t.yaml")
