@@ -188,10 +188,10 @@ class Episode:
         except (SetupError, SourceError, WorkspaceError, SandboxError, OSError) as exc:
             self._infra_error = f"{type(exc).__name__}: {exc}"
             info["infra_error"] = self._infra_error
-            obs = Observation(text=f"The environment could not be set up: {self._infra_error}", step=0,
+            obs = Observation(text=_clip(f"The environment could not be set up: {self._infra_error}"), step=0,
                               steps_left=self.max_steps, error=self._infra_error)
-        else:
-            obs = Observation(text=self._intro(), step=0, steps_left=self.max_steps)
+        else:  # a long problem statement is cut like any observation (60,000 characters fell outside the space)
+            obs = Observation(text=_clip(self._intro()), step=0, steps_left=self.max_steps)
         self._trajectory.reset_observation = obs
         self.last_observation = obs
         return obs, info

@@ -33,7 +33,10 @@ from repogym_gym.task import Task, load_tasks, resolve_suite, resolve_task
 
 __all__ = ["RepoGymEnv"]
 
-#: Directory of the bundled suites (``task_suites/`` beside the package).
+#: What ``reset(options=...)`` may hold: the filters of a suite env's draw.
+_RESET_OPTIONS = ("task_id", "type", "tags")
+
+
 class RepoGymEnv(gym.Env[dict[str, Any], Any]):
     """A coding task as a Gymnasium environment.
 
@@ -109,6 +112,13 @@ class RepoGymEnv(gym.Env[dict[str, Any], Any]):
     # -- gymnasium API -----------------------------------------------------------------------
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Start an episode; ``options`` narrow a suite env's draw (``task_id``, ``type``, ``tags``).
+
+        Raises:
+            ValueError: for an option that is not one of those, or any of them on a one-task env
+                (silently ignored before, so a typo drew from the whole suite).
+        """
+        self._check_options(options or {})
         super().reset(seed=seed)
         task = self._choose(options or {})
         if self._episode is None or self._episode.task.id != task.id:
@@ -168,6 +178,14 @@ class RepoGymEnv(gym.Env[dict[str, Any], Any]):
             return self.spec.to_json() if self.spec is not None else None
         except (ValueError, TypeError):
             return None
+
+    def _check_options(self, options: Mapping[str, Any]) -> None:
+        unknown = sorted(str(k) for k in options if k not in _RESET_OPTIONS)
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {unknown}; the options are {list(_RESET_OPTIONS)} (a suite env's draw)")
+        if options and self._fixed is not None:
+            raise ValueError(f"reset options {sorted(options)} narrow a suite's draw, but this env always plays "
+                             f"{self._fixed.id!r}; use RepoGym/Suite-v0 (suite=...) to draw tasks")
 
     def _choose(self, options: dict[str, Any]) -> Task:
         if self._fixed is not None:

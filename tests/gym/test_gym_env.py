@@ -195,3 +195,37 @@ def test_observation_numbers_are_numpy_int64_scalars(tiny_gym_id: str) -> None:
         env.close()
     for key in ("step", "steps_left", "exit_code"):
         assert isinstance(obs[key], np.ndarray) and obs[key].dtype == np.int64 and obs[key].shape == ()
+
+
+def test_a_long_problem_statement_is_cut_into_the_observation_space(make_task) -> None:  # noqa: ANN001
+    """The reset observation was the whole statement: 60,000 characters fell outside the space."""
+    from repogym_gym.gym import RepoGymEnv
+
+    task = make_task(problem_statement="The fault is in add(). " * 3000)
+    env = RepoGymEnv(task=task, sandbox="local")
+    try:
+        obs, _ = env.reset(seed=0)
+        assert len(task.spec.problem_statement) > 60_000
+        assert env.observation_space.contains(obs) and "characters cut" in obs["text"]
+    finally:
+        env.close()
+
+
+def test_reset_options_that_select_nothing_are_an_error(tiny_gym_id: str, tiny_task) -> None:  # noqa: ANN001
+    """An unknown option, or a suite filter on a one-task env, was silently ignored."""
+    env = gym.make(tiny_gym_id, sandbox="local")
+    try:
+        with pytest.raises(ValueError, match=r"unknown reset option\(s\) \['task_ide'\]; the options are \['task_id'"):
+            env.reset(seed=0, options={"task_ide": "tiny-calc"})
+        with pytest.raises(ValueError, match="this env always plays 'tiny-calc'; use RepoGym/Suite-v0"):
+            env.reset(seed=0, options={"task_id": "tiny-calc"})
+        obs, _ = env.reset(seed=0, options={})
+        assert obs["step"] == 0
+    finally:
+        env.close()
+    suite = gym.make("RepoGym/Suite-v0", suite=str(tiny_task.root.parent), sandbox="local")
+    try:
+        _, info = suite.reset(seed=0, options={"task_id": "tiny-calc", "tags": ["tiny"]})
+        assert info["task_id"] == "tiny-calc"
+    finally:
+        suite.close()
