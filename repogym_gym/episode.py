@@ -212,6 +212,7 @@ class Episode:
         info: dict[str, Any] = {"task_id": self.task.id, "episode_id": self._trajectory.episode_id if self._trajectory else ""}
         if self._infra_error is not None:
             obs = Observation(text=f"Episode ended: {self._infra_error}", step=self._step, steps_left=0, error=self._infra_error)
+            info["action_error"] = self._infra_error
             return self._finish(obs, None, action, info, terminated=True)
         parsed = None
         try:
@@ -223,11 +224,13 @@ class Episode:
         except (SandboxError, WorkspaceError, OSError) as exc:
             self._infra_error = f"{type(exc).__name__}: {exc}"
             obs = self._observe(f"Episode ended by an infrastructure failure: {self._infra_error}", error=self._infra_error)
+            info["action_error"] = self._infra_error
             return self._finish(obs, parsed, action, info, terminated=True)
         except Exception as exc:  # noqa: BLE001 - a bad action is data, whatever broke on it
             _log.debug("action %r failed", getattr(parsed, "kind", None), exc_info=True)
             message = self._scrub(f"the action failed: {type(exc).__name__}: {exc}")
             obs = self._observe(f"Failed: {message}", error=message)
+        info["action_error"] = obs.error  # None when the action worked: no need to read the text's prefix
         reward = self._shape(obs) if parsed is not None and parsed.kind == "test" else 0.0
         if parsed is not None and parsed.kind == "submit":
             return self._finish(obs, parsed, action, info, terminated=True, reward=reward)
@@ -252,6 +255,7 @@ class Episode:
         info: dict[str, Any] = {"task_id": self.task.id, "truncated_by": reason,
                                 "episode_id": self._trajectory.episode_id if self._trajectory else ""}
         obs = self._observe(f"Episode ended by the driver: {reason}", error=reason)
+        info["action_error"] = None  # no action of the agent's
         if self._infra_error is not None:
             return self._finish(obs, None, None, info, terminated=True)
         return self._finish(obs, None, _DRIVER, info, truncated=True)

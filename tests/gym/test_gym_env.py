@@ -229,3 +229,21 @@ def test_reset_options_that_select_nothing_are_an_error(tiny_gym_id: str, tiny_t
         assert info["task_id"] == "tiny-calc"
     finally:
         suite.close()
+
+
+def test_every_step_says_whether_its_action_worked(tiny_gym_id: str) -> None:
+    """A refused or failed action was known only by the observation text's prefix."""
+    env = gym.make(tiny_gym_id, sandbox="local")
+    try:
+        env.reset(seed=0)
+        worked = env.step({"kind": "read", "path": "calc/__init__.py"})[4]
+        missing = env.step({"kind": "read", "path": "calc/nope.py"})[4]
+        refused = env.step({"kind": "run", "command": "curl http://example.com"})[4]
+        unparsed = env.step("not an action")[4]
+        assert worked["action_error"] is None
+        assert "nope.py" in missing["action_error"] and "curl" in refused["action_error"]
+        assert unparsed["action_error"] == unparsed["parse_error"]
+        done = env.step({"kind": "submit"})[4]
+        assert "action_error" in done and done["action_error"] is None
+    finally:
+        env.close()
