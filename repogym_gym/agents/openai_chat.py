@@ -39,7 +39,7 @@ class OpenAIBackend:
         max_tokens: Longest answer, tokens; None leaves it to the server.
     """
 
-    def __init__(self, client: openai.OpenAI, model: str, *, temperature: float | None = 0.0,
+    def __init__(self, client: openai.OpenAI, model: str, *, temperature: float | None = None,
                  max_tokens: int | None = None, key_hint: str = "") -> None:
         self.client = client
         self.model = model
@@ -100,7 +100,9 @@ class OpenAIChatAgent(ChatAgent):
         api_key_env: The environment variable holding the key. When it is unset and a base URL
             is given, the key ``"EMPTY"`` is sent (vLLM and SGLang need none unless started
             with ``--api-key``).
-        temperature: Sampling temperature; None leaves it to the server.
+        temperature: Sampling temperature; None (the default) leaves it to the server's default,
+            never a silent 0: samples at 0 are near-identical, so ``--samples k`` measured pass@k
+            over one answer and a GRPO group got no advantage.
         max_tokens: Longest answer, tokens; None leaves it to the server.
         request_timeout_s: Seconds one request may take.
         max_retries: Retries of the client on connection errors, 408/409/429 and 5xx (with
@@ -114,7 +116,7 @@ class OpenAIChatAgent(ChatAgent):
     name = "openai"
 
     def __init__(self, model: str, *, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
-                 temperature: float | None = 0.0, max_tokens: int | None = None, request_timeout_s: float = 300.0,
+                 temperature: float | None = None, max_tokens: int | None = None, request_timeout_s: float = 300.0,
                  max_retries: int = 2, max_model_calls: int = 100) -> None:
         if not model:
             raise AgentError("agent 'openai': model must name the model the server serves, got ''")

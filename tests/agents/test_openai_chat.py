@@ -43,7 +43,7 @@ def test_the_agent_solves_a_starter_task_end_to_end(env: Any) -> None:
     assert (outcome.total_reward, outcome.terminated, outcome.steps) == (1.0, True, 3)
     assert outcome.agent_error is None
     first = requests[0].body
-    assert first["model"] == "test-model" and first["temperature"] == 0.0
+    assert first["model"] == "test-model" and "temperature" not in first  # the server's default, not a silent 0
     assert first["tools"] == tool_schema()
     assert [m["role"] for m in first["messages"]] == ["system", "user"]
     assert "Paginator" in first["messages"][1]["content"]
@@ -171,10 +171,10 @@ def test_the_base_url_can_come_from_openai_base_url(monkeypatch: pytest.MonkeyPa
         assert len(server.requests) == 1
 
 
-def test_max_tokens_is_sent_only_when_set() -> None:
+def test_max_tokens_and_temperature_are_sent_only_when_set() -> None:
     with ChatServer([Reply.call("submit"), Reply.call("submit")]) as server:
         agent_for(server).act({"text": "t"}, {})
-        agent_for(server, max_tokens=64, temperature=None).act({"text": "t"}, {})
+        agent_for(server, max_tokens=64, temperature=0.7).act({"text": "t"}, {})
         default, limited = (r.body for r in server.requests)
-    assert "max_tokens" not in default and default["temperature"] == 0.0
-    assert limited["max_tokens"] == 64 and "temperature" not in limited
+    assert "max_tokens" not in default and "temperature" not in default
+    assert limited["max_tokens"] == 64 and limited["temperature"] == 0.7
