@@ -67,6 +67,7 @@ def test_build_suite_mines_once_then_serves_the_cache(tmp_path: Path, monkeypatc
     result = CliRunner().invoke(app, ["mine", "recipe", str(recipe)])
     assert result.exit_code == 0, result.output
     assert "toolz: 1 tasks from" in result.output and "jmespath: 1 tasks from" in result.output
+    assert "toolz: the tasks (" in result.output and "fail_to_pass" in result.output
     assert result.output.rstrip().endswith(f"2 tasks from 2 packages in {suite}")
     assert (suite / "suite.json").stat().st_mtime_ns == stamp
 

@@ -17,7 +17,7 @@ from repogym_gym.mine.mutation import MutationReport, operator_yield
 from repogym_gym.spec import TestSpec
 from repogym_gym.suites import DEFAULT_PYTEST, PackageRecipe, build_suite, load_recipe, mine_package, with_pytest
 
-__all__ = ["from_recipe", "history", "mine_app", "mutate", "yield_table"]
+__all__ = ["from_recipe", "history", "mine_app", "mutate", "tasks_table", "yield_table"]
 
 mine_app = typer.Typer(help="Mine tasks from real code.", no_args_is_help=True)
 
@@ -34,6 +34,20 @@ def yield_table(report: MutationReport) -> Table:
     shares = operator_yield(report)
     for operator, row in sorted(report.per_operator.items()):
         table.add_row(operator, *[str(row.get(o, 0)) for o in outcomes], f"{shares[operator]:.0%}")
+    return table
+
+
+def tasks_table(report: MutationReport) -> Table:
+    """Each mined task's figures: operator, function, the bug's size, the share of the suite it moves."""
+    table = Table(title=f"{report.package}: the tasks ({report.tests} tests in the suite)")
+    for name in ("task", "operator", "function"):
+        table.add_column(name, no_wrap=True)
+    for name in ("lines", "fail_to_pass", "pass_to_pass"):
+        table.add_column(name, justify="right")
+    suite = max(report.tests, 1)
+    for row in report.summaries:
+        table.add_row(row.id, row.operator, row.function, str(row.lines_changed),
+                      f"{row.fail_to_pass} ({row.fail_to_pass / suite:.1%})", f"{row.pass_to_pass} ({row.pass_to_pass / suite:.0%})")
     return table
 
 
@@ -64,6 +78,7 @@ def mutate(
     err = Console(stderr=True)
     report = mine_package(recipe, out, progress=lambda line: err.print(line, highlight=False))
     stdout_console().print(yield_table(report))
+    stdout_console().print(tasks_table(report))
     stdout_console().print(f"{len(report.tasks)} tasks written to {out}")
     raise typer.Exit(0 if report.tasks else 1)
 
@@ -84,6 +99,7 @@ def from_recipe(
     reports = [MutationReport.model_validate(r) for r in summary["reports"]]
     for report in reports:
         stdout_console().print(yield_table(report))
+        stdout_console().print(tasks_table(report))
     stdout_console().print(f"{sum(len(r.tasks) for r in reports)} tasks from {len(reports)} packages in {suite}",
                            highlight=False, soft_wrap=True)
     raise typer.Exit(0 if any(r.tasks for r in reports) else 1)

@@ -49,7 +49,7 @@ from repogym_gym.mine.suiterun import exercised_lines, run_suite, stable_outcome
 from repogym_gym.spec import TestSpec
 from repogym_gym.task import dump_yaml
 
-__all__ = ["MinedTask", "MutationOptions", "MutationReport", "mine_mutations", "operator_yield"]
+__all__ = ["MinedTask", "MinedTaskSummary", "MutationOptions", "MutationReport", "mine_mutations", "operator_yield"]
 
 
 class MutationOptions(BaseModel):
@@ -85,18 +85,32 @@ class MinedTask:
     pass_to_pass: tuple[str, ...]
 
 
+class MinedTaskSummary(BaseModel):
+    """A mined task's held-in quality figures: what kind of fault, how large, how much of the suite it moves."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    operator: str = Field(description="The fault's operator (statement kind: failing tests, for mutation tasks).")
+    function: str = Field(description="The function the fault is in.")
+    lines_changed: int = Field(description="Lines the golden patch adds plus removes (the bug's size).")
+    fail_to_pass: int = Field(description="Tests the fix makes pass.")
+    pass_to_pass: int = Field(description="Tests that must keep passing.")
+
+
 class MutationReport(BaseModel):
-    """What a mining run did (yield per operator, exclusions, time)."""
+    """What a mining run did (yield per operator, exclusions, time, each task's figures)."""
 
     model_config = ConfigDict(extra="forbid")
 
     package: str
-    tests: int = 0
+    tests: int = Field(0, description="Tests of the package's suite (the original's stable outcomes).")
     flaky_original: list[str] = Field(default_factory=list)
     candidates: int = 0
     tasks: list[str] = Field(default_factory=list)
     per_operator: dict[str, dict[str, int]] = Field(default_factory=dict)
     duration_s: float = 0.0
+    summaries: list[MinedTaskSummary] = Field(default_factory=list, description="One per task, in ``tasks`` order.")
 
     def count(self, operator: str, outcome: str) -> None:
         row = self.per_operator.setdefault(operator, {})
@@ -110,6 +124,11 @@ def _exercised_functions(tree: Path, files: list[str], lines: dict[str, set[int]
         metrics = function_metrics((tree / rel).read_text(encoding="utf-8"), rel)
         out[rel] = {m.qualname for m in metrics if any(m.lineno < line <= m.end_lineno for line in hit)}
     return out
+
+
+def _patch_lines(patch: str) -> int:
+    """Added plus removed lines of a unified diff."""
+    return sum(1 for line in patch.splitlines() if line.startswith(("+", "-")) and not line.startswith(("+++ ", "--- ")))
 
 
 def _draw_order(candidates: list[Mutation], seed: int) -> list[Mutation]:
@@ -200,6 +219,10 @@ def mine_mutations(
             if task is not None:
                 mined.append(task)
                 report.tasks.append(task.id)
+                report.summaries.append(MinedTaskSummary(
+                    id=task.id, operator=task.operator, function=task.function,
+                    lines_changed=_patch_lines((task.root / "solution.patch").read_text(encoding="utf-8")),
+                    fail_to_pass=len(task.fail_to_pass), pass_to_pass=len(task.pass_to_pass)))
                 used_functions.add((mutation.path, mutation.function))
     report.duration_s = time.monotonic() - start
     return mined, report

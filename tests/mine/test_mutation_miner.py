@@ -128,6 +128,13 @@ def test_mined_tasks_break_tests_keep_others_and_validate(tmp_path: Path) -> Non
     assert verdict.ok, verdict.failures()
     assert sum(sum(row.values()) for row in report.per_operator.values()) == report.candidates
     assert set(operator_yield(report)) == set(report.per_operator)
+    # the held-in figures: one summary per task, its size read from its golden patch
+    assert [s.id for s in report.summaries] == report.tasks and report.tests == 7
+    for summary, task in zip(report.summaries, tasks, strict=True):
+        patch = (task.root / "solution.patch").read_text()
+        changed = [line for line in patch.splitlines()[2:] if line[:1] in ("+", "-") and line[:3] not in ("+++", "---")]
+        assert (summary.operator, summary.lines_changed) == (task.operator, len(changed)) and summary.lines_changed >= 1
+        assert (summary.fail_to_pass, summary.pass_to_pass) == (len(task.fail_to_pass), len(task.pass_to_pass))
 
 
 def test_same_tree_seed_and_options_give_byte_identical_tasks(tmp_path: Path) -> None:
