@@ -18,12 +18,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import Field, TypeAdapter, ValidationError
+from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 
 from repogym_gym.errors import SandboxConfigError, validation_problems
 from repogym_gym.sandbox.base import DEFAULT_ENV_ALLOWLIST
 from repogym_gym.sandbox.limits import SandboxLimits
 from repogym_gym.spec_run import StrictModel
+
+
+class _Options(StrictModel):
+    """A sandbox configuration: built in code or JSON, so a list stands for a tuple (task.yaml's
+    sections are strict about types; these are not read from task.yaml)."""
+
+    model_config = ConfigDict(strict=False)
 
 if TYPE_CHECKING:
     from repogym_gym.sandbox.base import Sandbox
@@ -31,7 +38,7 @@ if TYPE_CHECKING:
 __all__ = ["AutoConfig", "BubblewrapConfig", "DockerConfig", "LocalConfig", "SandboxConfig", "sandbox_config"]
 
 
-class LocalConfig(StrictModel):
+class LocalConfig(_Options):
     """A plain subprocess of the host user: a guardrail for trusted agents, not a boundary."""
 
     type: Literal["local"] = "local"
@@ -44,7 +51,7 @@ class LocalConfig(StrictModel):
         return LocalSandbox(env_allowlist=self.env_allowlist)
 
 
-class _Confining(StrictModel):
+class _Confining(_Options):
     """Options every confining backend takes."""
 
     limits: SandboxLimits | None = Field(None, description="Per-command resource limits (None: the defaults).")

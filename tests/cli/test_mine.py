@@ -50,12 +50,14 @@ def test_mine_mutate_names_a_missing_file_before_any_test_run(tmp_path: Path, ca
     jmespath = next(p for p in yaml.safe_load(REALCODE.read_text())["packages"] if p["package"] == "jmespath")
     code, out, err = run_main([
         "mine", "mutate", "--package", "jmespath", "--version", jmespath["version"], "--sha256", jmespath["sha256"],
-        "--tests", "tests", "--file", "jmespath/parsr.py", "--out", str(tmp_path / "out")], capsys)
+        "--tests", "tests", "--file", "jmespath/parsr.py", "--requirement", "iniconfig==2.0.0",
+        "--out", str(tmp_path / "out")], capsys)
     assert code == 2, out + err
     assert "error: jmespath==1.0.1: files: 'jmespath/parsr.py' is not a file inside the sdist" in err
     assert "building its test environment" not in err and "Traceback" not in err
     cache = Path(os.environ["REPOGYM_CACHE_DIR"])
-    assert not venv_dir([DEFAULT_PYTEST], cache_dir=cache).exists()  # what --requirement adds to
+    # the environment it would have built first (a requirement no other test asks for: the cache is the session's)
+    assert not venv_dir([DEFAULT_PYTEST, "iniconfig==2.0.0"], cache_dir=cache).exists()
 
 
 def test_mine_recipe_refuses_a_malformed_recipe(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
