@@ -18,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import stat
@@ -197,12 +198,20 @@ class Workspace:
             return os.fstat(fh.fileno()).st_size
 
     def write(self, rel: str, content: str | bytes) -> None:
-        """Create or overwrite a file (parents created), never writing through a symlink.
+        """Create or overwrite a file (parents created), never writing through a symlink, and never
+        in place of a directory (a Write to ``pagekit`` deleted the whole package).
 
         Raises:
             PathEscapeError: see :meth:`resolve`.
+            IsADirectoryError: when a directory (not a symlink to one) stands at ``rel``.
         """
         self.resolve(rel)
+        try:
+            if stat.S_ISDIR(os.lstat(self.path / rel).st_mode):
+                raise IsADirectoryError(errno.EISDIR, "is a directory; write a file inside it (or remove the directory "
+                                        "with a command first)", rel)
+        except FileNotFoundError:
+            pass
         data = content.encode("utf-8") if isinstance(content, str) else content
         write_file_safely(self.path, Path(rel).as_posix(), data)
 
