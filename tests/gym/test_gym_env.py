@@ -247,3 +247,14 @@ def test_every_step_says_whether_its_action_worked(tiny_gym_id: str) -> None:
         assert "action_error" in done and done["action_error"] is None
     finally:
         env.close()
+
+
+def test_a_write_to_a_directory_is_a_failed_action_not_a_deletion(tiny_gym_id: str) -> None:
+    env = gym.make(tiny_gym_id, sandbox="local")
+    try:
+        env.reset(seed=0)
+        obs, _, _, _, info = env.step({"kind": "write", "path": "calc", "content": "x"})
+        assert obs["text"].startswith("Failed: is a directory") and info["action_error"] and "infra_error" not in info
+        assert "calc/__init__.py" in env.step({"kind": "list_files"})[0]["text"]
+    finally:
+        env.close()
