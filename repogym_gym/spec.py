@@ -356,6 +356,8 @@ class TestSpec(StrictModel):
         default_factory=lambda: ["."],
         description="pytest runner only: directories (relative to the repository) put on sys.path.",
     )
+    sealed: bool = Field(False, description="Seal the hidden test files of scored ids: the host compares what "
+                         "they observe with the golden patch's observations (repogym_gym.graders.seal).")
 
     @field_validator("command")
     @classmethod

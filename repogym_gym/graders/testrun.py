@@ -66,6 +66,7 @@ from typing import cast
 from repogym_gym.errors import JUnitParseError
 from repogym_gym.graders import judge_policy
 from repogym_gym.graders.record import read_record
+from repogym_gym.graders.seal import Seal, read_observations, seal_tree
 from repogym_gym.junit import JUnitReport, parse_junit_xml
 from repogym_gym.paths import default_cache_dir
 from repogym_gym.results import CommandResult
@@ -324,6 +325,9 @@ class TestRun:
             tree compiled, the 1 MiB exceeded).
         generated: Texts ``dataclasses`` and ``namedtuple`` compiled for the submission (methods written
             from field names, which the submission chooses): measured unless they have those shapes.
+        observed: With a :class:`~repogym_gym.graders.seal.Seal`, the sealed tests' observations (test id
+            -> ``(slot, sha256 hex)`` in order), or why the channel could not be read; None without one.
+        seal_lines: With a seal, each sealed file's slot -> original line.
     """
 
     __test__ = False
@@ -337,6 +341,8 @@ class TestRun:
     compiled: tuple[str, ...] = ()
     unmeasured: tuple[str, ...] = ()
     generated: tuple[str, ...] = ()
+    observed: dict[str, list[tuple[int, str]]] | str | None = None
+    seal_lines: dict[str, tuple[int, ...]] | None = None
 
     def planted(self) -> set[str]:
         """Ids of the tests the grader planted (sentinel and canaries), not the task's."""
@@ -470,6 +476,7 @@ def run_tests(
     output_limit_bytes: int,
     sentinel: bool = True,
     extra_env: Mapping[str, str] | None = None,
+    seal: Seal | None = None,
 ) -> TestRun:
     """Run the task's tests in ``repo`` and judge the run.
 
@@ -483,9 +490,15 @@ def run_tests(
         output_limit_bytes: Output kept per stream.
         sentinel: Plant a must-fail sentinel test (pytest runner only).
         extra_env: More environment variables (e.g. a task's Python environment on PATH).
+        seal: Test files to seal first (:mod:`repogym_gym.graders.seal`), and in which form.
+
+    Raises:
+        GraderError: when a file to seal does not parse.
     """
     scratch.mkdir(parents=True, exist_ok=True)
     junit = scratch / f"junit-{secrets.token_hex(4)}.xml"
+    channel = scratch / f"observed-{secrets.token_hex(8)}.jsonl"
+    seal_lines = seal_tree(repo, seal, channel) if seal else None
     sentinel_id = None
     nonce, key = "", b""
     canaries: list[str] = []
@@ -539,8 +552,9 @@ def run_tests(
     compiled = tuple(record["compiled"]) if record else ()  # type: ignore[arg-type]
     unmeasured = tuple(record["unmeasured"]) if record else ()  # type: ignore[arg-type]
     generated = tuple(record["generated"]) if record else ()  # type: ignore[arg-type]
+    observed = read_observations(channel, seal.files) if seal else None
     return TestRun(result, report, invalid or _judge(spec, result, report, sentinel_id), sentinel_id, junit, tuple(canaries),
-                   compiled, unmeasured, generated)
+                   compiled, unmeasured, generated, observed, seal_lines)
 
 
 def _check_record(spec: TestSpec, result: CommandResult, report: JUnitReport, record: dict[str, object] | None,

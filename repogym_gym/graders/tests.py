@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from repogym_gym.graders.base import GradingContext, component
 from repogym_gym.graders.quality import runtime_code_violations
+from repogym_gym.graders.seal import Seal, compare_observations, sealed_files
+from repogym_gym.graders.sealing import GoldenObservations, golden_observations
 from repogym_gym.graders.testrun import TestRun, run_tests
 from repogym_gym.results import GradeComponent, Role, TestOutcome
 from repogym_gym.venvs import venv_environ
@@ -70,6 +72,8 @@ class TestGrader:
 
     def grade(self, ctx: GradingContext) -> GradeComponent:
         spec = ctx.task.spec
+        files = sealed_files(spec.tests.fail_to_pass, spec.tests.pass_to_pass, ctx.hidden_files) if spec.tests.sealed else ()
+        golden = golden_observations(ctx, files) if files else None  # before any code of the submission runs
         run = run_tests(
             spec.tests,
             repo=ctx.repo,
@@ -79,10 +83,13 @@ class TestGrader:
             timeout_s=spec.limits.test_timeout_s,
             output_limit_bytes=spec.limits.output_limit_bytes,
             extra_env=venv_environ(ctx.baseline.python_env),
+            seal=Seal(files) if files else None,
         )
-        return self.score_run(ctx, run)
+        return self.score_run(ctx, run, golden)
 
-    def score_run(self, ctx: GradingContext, run: TestRun) -> GradeComponent:
+    def score_run(self, ctx: GradingContext, run: TestRun, golden: GoldenObservations | None = None) -> GradeComponent:
+        """Score a finished run; with ``golden`` (a sealed task), a sealed test passes only if its
+        observations equal the golden patch's too."""
         spec = ctx.task.spec
         # No output in the details: with hidden tests injected it would show their source, and
         # trainers that feed info back to the model would leak them.
@@ -96,10 +103,12 @@ class TestGrader:
         report = run.report
         f2p = {i: report.status_of(i) for i in spec.tests.fail_to_pass}
         p2p = {i: report.status_of(i) for i in spec.tests.pass_to_pass}
+        sealed_messages = self._apply_seal(run, golden, f2p, p2p, details) if golden is not None else []
         score, passed, messages = score_tests(
             f2p, p2p, partial_credit=spec.grading.partial_credit,
             require_all_pass_to_pass=spec.grading.require_all_pass_to_pass,
         )
+        messages += sealed_messages
         details |= {"fail_to_pass": f2p, "pass_to_pass": p2p, "flaky": [i for i in report.flaky if i != run.sentinel]}
         limits = spec.constraints
         if limits.has_quality_limits():  # what ran is measured too, not only what was carried
@@ -111,3 +120,23 @@ class TestGrader:
                 return component(self, score=0.0, passed=False, details=details, messages=[
                     "code compiled at run time breaks the quality limits (measured like a changed file):", *runtime[:5]])
         return component(self, score=score, passed=passed, messages=messages, details=details)
+
+    @staticmethod
+    def _apply_seal(run: TestRun, golden: GoldenObservations, f2p: dict[str, TestOutcome], p2p: dict[str, TestOutcome],
+                    details: dict[str, object]) -> list[str]:
+        """Fail every sealed test whose observations differ from the golden patch's (in place); the messages."""
+        expected, lines = golden
+        observed = run.observed if isinstance(run.observed, dict) else {}
+        differing = compare_observations(expected, observed, lines)
+        if isinstance(run.observed, str):  # the channel itself was unreadable: every sealed test fails
+            differing = {i: run.observed for i in expected}
+        for outcomes in (f2p, p2p):
+            for test_id in outcomes:
+                if test_id in differing and outcomes[test_id] == "passed":
+                    outcomes[test_id] = "failed"
+        details["sealed"] = {"tests": len(expected), "observations": sum(len(v) for v in expected.values()),
+                             "differing": differing}
+        if not differing:
+            return []
+        shown = "; ".join(f"{i}: {why}" for i, why in sorted(differing.items())[:3])
+        return [f"{len(differing)}/{len(expected)} sealed tests observed other values than the golden patch: {shown}"]

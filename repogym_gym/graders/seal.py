@@ -1,0 +1,422 @@
+"""Sealed tests: a hidden test's verdict decided on the host, against values the judged process never holds.
+
+Code under test runs in the process that runs the tests, so whatever that process can compute
+it can also forge: red-team round 22 read and wrote the whole address space through an open
+CPython bug (bpo-15994) and re-signed the judge's record. No in-process check survives that. What
+survives is a secret the process never had. A sealed test file is rewritten before the run so that
+it **observes** the values its assertions are about and **holds none of the values they are
+compared with**; the host compares what was observed with what the golden patch observed in a
+run of its own, kept in the grader's cache (hidden from every confining sandbox). To forge a sealed
+test's pass, the code must produce the golden patch's values: it must solve the task.
+
+The rewrite (:func:`seal_source`), per assertion of the file, in the order Python evaluates them:
+
+- ``assert a == b`` (any comparison, chains too): every operand that depends on something other
+  than literals and builtins (``page.items``, ``f(x)``) is observed; an operand made only of
+  literals and builtin calls (``[1, 2]``, ``list(range(20, 30))``: the expected value) is dropped
+  from the candidate's file;
+- ``assert not x``, ``assert x`` (a call, a name...): ``x`` is observed; ``assert a and b`` is two
+  assertions; an assertion's message is dropped (it may quote the expected value);
+- ``with pytest.raises(E):`` (``raises``, ``self.assertRaises``): the qualified name of the exception
+  raised, or None, is observed, and ``E`` is dropped;
+- ``self.assertEqual(a, b)`` and unittest's other comparing assertions: like the comparison.
+
+Two forms are written from one file: the **golden** form keeps every assertion and only wraps the
+observed operands (so the golden run also proves the assertions hold), the **candidate** form
+keeps just the observations. A sealed test passes when pytest says it passed *and* its sequence of
+observations (slot, SHA-256 of the value's canonical text) equals the golden run's. The canonical
+text takes exact builtin types only (``type(x) is list``, not ``isinstance``): a ``str`` is
+``str:'a'``, a list ``list[...]`` of its items' texts, a set or a dict its items sorted, any
+other object ``object:<module>.<qualname>`` (so assertions should compare plain data: an object
+observed only by its class checks nothing but its class).
+
+What sealing does not hide: the inputs a test passes, and values a test binds to a name before
+comparing (``expected = [...]`` is not dropped; write it inline), and a bool is easy to guess; the
+grade's ``sealed`` detail counts the sealed tests and their golden observations. Visible tests
+gain nothing from sealing (the agent read them), so only hidden files are sealed.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import stat
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from repogym_gym.errors import GraderError
+
+__all__ = ["SEAL_VERSION", "Seal", "SealedFile", "compare_observations", "read_observations", "seal_source",
+           "sealed_files"]
+
+#: Bumped whenever the rewrite or the canonical text changes: cached golden observations are per version.
+SEAL_VERSION = 1
+#: Most bytes of the observation channel the host reads (a run that wrote more fails its sealed tests).
+MAX_CHANNEL_BYTES = 64 << 20
+
+_OBSERVE, _RAISES = "_repogym_observe", "_repogym_raises"
+#: Calls whose result is as fixed as their (literal) arguments: an operand built only from these is an expected value.
+_BUILTIN_CALLS = frozenset({"list", "tuple", "set", "frozenset", "dict", "range", "str", "int", "float", "bool",
+                            "bytes", "complex", "sorted", "reversed", "len", "sum", "min", "max", "abs", "round",
+                            "repr", "chr", "ord", "divmod", "pow", "zip", "enumerate", "map"})
+#: unittest's comparing assertions: how many leading arguments are operands.
+_UNITTEST_OPERANDS = {
+    "assertEqual": 2, "assertNotEqual": 2, "assertAlmostEqual": 2, "assertNotAlmostEqual": 2, "assertIs": 2,
+    "assertIsNot": 2, "assertIn": 2, "assertNotIn": 2, "assertLess": 2, "assertLessEqual": 2, "assertGreater": 2,
+    "assertGreaterEqual": 2, "assertCountEqual": 2, "assertListEqual": 2, "assertTupleEqual": 2,
+    "assertDictEqual": 2, "assertSetEqual": 2, "assertSequenceEqual": 2, "assertMultiLineEqual": 2,
+    "assertIsInstance": 1, "assertNotIsInstance": 1, "assertTrue": 1, "assertFalse": 1, "assertIsNone": 1,
+    "assertIsNotNone": 1, "assertRegex": 1, "assertNotRegex": 1,
+}
+
+# The prelude every sealed file starts with (after its docstring and __future__ imports): standard
+# library only, names prefixed so no test name is shadowed. {channel} is the observation file.
+_PRELUDE = '''
+import hashlib as _repogym_hashlib
+import json as _repogym_json
+import os as _repogym_os
+
+
+def _repogym_canon(value, depth=0):
+    kind = type(value)
+    if depth > 64:
+        return "deep"
+    if value is None or kind is bool or kind is int or kind is float or kind is complex or kind is str or kind is bytes:
+        return kind.__name__ + ":" + repr(value)
+    if kind is list or kind is tuple:
+        return kind.__name__ + "[" + ",".join([_repogym_canon(item, depth + 1) for item in value]) + "]"
+    if kind is set or kind is frozenset:
+        return kind.__name__ + "{{" + ",".join(sorted([_repogym_canon(item, depth + 1) for item in value])) + "}}"
+    if kind is dict:
+        return "dict{{" + ",".join(sorted([_repogym_canon(k, depth + 1) + ":" + _repogym_canon(v, depth + 1)
+                                           for k, v in value.items()])) + "}}"
+    return "object:" + str(getattr(kind, "__module__", "?")) + "." + str(getattr(kind, "__qualname__", "?"))
+
+
+def _repogym_observe(slot, value):
+    try:
+        text = _repogym_canon(value)
+    except Exception as exc:
+        text = "unreadable:" + type(exc).__name__
+    test = _repogym_os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]
+    digest = _repogym_hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    with open({channel!r}, "a", encoding="utf-8") as handle:
+        handle.write(_repogym_json.dumps([test, slot, digest]) + "\\n")
+    return value
+
+
+class _repogym_raises:
+    def __init__(self, slot, inner=None):
+        self._slot, self._inner, self.type, self.value = slot, inner, None, None
+
+    def __enter__(self):
+        return self if self._inner is None else self._inner.__enter__()
+
+    def __exit__(self, kind, value, traceback):
+        self.type, self.value = kind, value
+        _repogym_observe(self._slot, None if kind is None else str(kind.__module__) + "." + str(kind.__qualname__))
+        if self._inner is not None:
+            return self._inner.__exit__(kind, value, traceback)
+        return kind is not None and issubclass(kind, Exception)
+'''
+
+
+@dataclass(frozen=True)
+class Seal:
+    """Which files a test run seals, and in which form.
+
+    Attributes:
+        files: Relative paths (in the grading copy) of the test files to seal.
+        golden: Write the golden form (assertions kept, observed operands wrapped) instead of the
+            candidate form (observations only).
+    """
+
+    files: tuple[str, ...]
+    golden: bool = False
+
+
+@dataclass(frozen=True)
+class SealedFile:
+    """A sealed file's text and where its observation slots were.
+
+    Attributes:
+        text: The rewritten source.
+        lines: ``lines[slot]`` is the line of the original file the slot observes.
+    """
+
+    text: str
+    lines: tuple[int, ...] = field(default=())
+
+
+def sealed_files(fail_to_pass: Iterable[str], pass_to_pass: Iterable[str], hidden_files: Iterable[str]) -> tuple[str, ...]:
+    """The hidden ``.py`` files that hold a scored test id, sorted (the files a sealed task seals)."""
+    hidden = set(hidden_files)
+    files = {i.split("::", 1)[0] for i in (*fail_to_pass, *pass_to_pass) if "::" in i}
+    return tuple(sorted(f for f in files if f in hidden and f.endswith(".py")))
+
+
+def _is_expected_value(node: ast.expr) -> bool:
+    """Whether ``node`` is built from literals and builtin calls only (a value the test wrote down)."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return all(not isinstance(e, ast.Starred) and _is_expected_value(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(k is not None and _is_expected_value(k) for k in node.keys) and all(map(_is_expected_value, node.values))
+    if isinstance(node, ast.UnaryOp):
+        return _is_expected_value(node.operand)
+    if isinstance(node, ast.BinOp):
+        return _is_expected_value(node.left) and _is_expected_value(node.right)
+    if isinstance(node, ast.JoinedStr):
+        return all(isinstance(v, ast.Constant) or (isinstance(v, ast.FormattedValue) and _is_expected_value(v.value))
+                   for v in node.values)
+    if isinstance(node, ast.Call):
+        return (isinstance(node.func, ast.Name) and node.func.id in _BUILTIN_CALLS
+                and all(not isinstance(a, ast.Starred) and _is_expected_value(a) for a in node.args)
+                and all(k.arg is not None and _is_expected_value(k.value) for k in node.keywords))
+    return False
+
+
+def _is_raises(node: ast.expr) -> bool:
+    """``pytest.raises(...)``, ``raises(...)`` or ``self.assertRaises(...)`` used as a context manager."""
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name in ("raises", "assertRaises") and bool(node.args) and not any(isinstance(a, ast.Starred) for a in node.args)
+
+
+class _Sealer(ast.NodeTransformer):
+    """Rewrites assertions into observations (see the module docstring)."""
+
+    def __init__(self, golden: bool, helpers: frozenset[str]) -> None:
+        self.golden = golden
+        self.helpers = helpers
+        self.lines: list[int] = []
+
+    def _observe(self, node: ast.expr) -> ast.expr:
+        slot = len(self.lines)
+        self.lines.append(node.lineno)
+        return ast.Call(ast.Name(_OBSERVE, ast.Load()), [ast.Constant(slot), node], [])
+
+    def _parts(self, parts: list[ast.expr]) -> tuple[list[ast.expr], list[ast.expr], bool]:
+        """(the parts with observed ones wrapped, the observation calls, whether an expected value was among them)."""
+        wrapped, calls, dropped = [], [], False
+        for part in parts:
+            if _is_expected_value(part):
+                wrapped.append(part)
+                dropped = True
+            else:
+                call = self._observe(part)
+                calls.append(call)
+                wrapped.append(call)
+        return wrapped, calls, dropped
+
+    def _operands(self, test: ast.expr) -> tuple[ast.expr, list[ast.expr], bool]:
+        """(the golden test with observed operands wrapped, the candidate's observation calls, whether the
+        candidate may keep the test itself: a relation between observed values only, which holds no
+        expected value, so ``a is b`` between two results is still checked)."""
+        if isinstance(test, ast.Compare):
+            wrapped, calls, dropped = self._parts([test.left, *test.comparators])
+            return ast.Compare(wrapped[0], test.ops, wrapped[1:]), calls, not dropped
+        if (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id in self.helpers
+                and not any(isinstance(a, ast.Starred) for a in test.args) and all(k.arg for k in test.keywords)):
+            # a helper of the test file itself (``same(got, want)``): its arguments are the operands
+            wrapped, calls, dropped = self._parts([*test.args, *(k.value for k in test.keywords)])
+            keywords = [ast.keyword(k.arg, v) for k, v in zip(test.keywords, wrapped[len(test.args):], strict=True)]
+            return ast.Call(test.func, wrapped[:len(test.args)], keywords), calls, not dropped
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner, calls, _keep = self._operands(test.operand)
+            return ast.UnaryOp(ast.Not(), inner), calls, False
+        if _is_expected_value(test):
+            return test, [], False
+        call = self._observe(test)
+        return call, [call], False
+
+    def visit_Assert(self, node: ast.Assert) -> ast.stmt | list[ast.stmt]:  # noqa: N802 - ast's name
+        tests = node.test.values if isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.And) else [node.test]
+        out: list[ast.stmt] = []
+        for test in tests:
+            golden, calls, keep = self._operands(test)
+            if self.golden:
+                out.append(ast.Assert(golden, node.msg))
+            elif keep:
+                out.append(ast.Assert(golden, None))  # the message may quote expected values
+            else:
+                out.extend(ast.Expr(c) for c in calls)
+        return [ast.copy_location(s, node) for s in out] or ast.copy_location(ast.Pass(), node)
+
+    def visit_Expr(self, node: ast.Expr) -> ast.AST | list[ast.stmt]:  # noqa: N802 - ast's name
+        call = node.value
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and call.func.attr in _UNITTEST_OPERANDS and not any(isinstance(a, ast.Starred) for a in call.args)):
+            return self.generic_visit(node)
+        count = _UNITTEST_OPERANDS[call.func.attr]
+        wrapped, calls, dropped = self._parts(call.args[:count])
+        if self.golden:
+            return ast.copy_location(ast.Expr(ast.Call(call.func, [*wrapped, *call.args[count:]], call.keywords)), node)
+        if not dropped and count == 2:  # a relation between two results holds no expected value: kept, without its message
+            keywords = [k for k in call.keywords if k.arg not in ("msg", None)]
+            return ast.copy_location(ast.Expr(ast.Call(call.func, wrapped, keywords)), node)
+        return [ast.copy_location(ast.Expr(c), node) for c in calls] or ast.copy_location(ast.Pass(), node)
+
+    def _with(self, node: ast.With | ast.AsyncWith) -> ast.With | ast.AsyncWith:
+        self.generic_visit(node)
+        for item in node.items:
+            if _is_raises(item.context_expr):
+                slot = len(self.lines)
+                self.lines.append(item.context_expr.lineno)
+                inner = item.context_expr if self.golden else ast.Constant(None)
+                item.context_expr = ast.Call(ast.Name(_RAISES, ast.Load()), [ast.Constant(slot), inner], [])
+        return node
+
+    visit_With = _with  # noqa: N815 - ast's names
+    visit_AsyncWith = _with  # noqa: N815
+
+
+def seal_source(text: str, channel: str, *, golden: bool) -> SealedFile:
+    """Rewrite a test file's source into its sealed form (module docstring).
+
+    Args:
+        text: The test file's source.
+        channel: The file (as the judged process sees it) each observation is appended to, one JSON
+            line ``[test id, slot, sha256 hex]``.
+        golden: The golden form (assertions kept) rather than the candidate's (observations only).
+
+    Raises:
+        GraderError: when ``text`` does not parse (a hidden test file is the task's: a broken one
+            is the task author's error, named here).
+    """
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        raise GraderError(f"a sealed test file does not parse: {exc}") from None
+    helpers = frozenset(n.name for n in tree.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("test"))
+    sealer = _Sealer(golden, helpers)
+    tree = sealer.visit(tree)
+    body = tree.body
+    start = 1 if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) else 0
+    while start < len(body) and isinstance(body[start], ast.ImportFrom) and body[start].module == "__future__":
+        start += 1
+    tree.body = [*body[:start], *ast.parse(_PRELUDE.format(channel=channel)).body, *body[start:]]
+    return SealedFile(ast.unparse(ast.fix_missing_locations(tree)) + "\n", tuple(sealer.lines))
+
+
+def seal_tree(repo: Path, seal: Seal, channel: Path) -> dict[str, tuple[int, ...]]:
+    """Seal ``seal.files`` in place in ``repo`` (a grader-owned copy); returns each file's slot lines."""
+    lines = {}
+    for rel in seal.files:
+        path = repo / rel
+        text = path.read_text(encoding="utf-8", errors="surrogateescape")
+        sealed = seal_source(text, os.fspath(channel), golden=seal.golden)
+        path.write_text(sealed.text, encoding="utf-8", errors="surrogateescape")
+        lines[rel] = sealed.lines
+    return lines
+
+
+def read_observations(path: Path, files: Sequence[str]) -> dict[str, list[tuple[int, str]]] | str:
+    """The observations in the channel file ``path``, per test id (those of ``files`` only), in order.
+
+    Written by the judged process, so nothing in it is trusted: a line that is not
+    ``[str, int, 64 hex digits]`` is skipped (honest code never writes one, and a forged line can
+    only add to a test's sequence, which then differs from the golden run's).
+
+    Returns:
+        The observations, or a reason (str) when the channel cannot be read as a whole: more than
+        :data:`MAX_CHANNEL_BYTES`, or not a regular file.
+    """
+    observed: dict[str, list[tuple[int, str]]] = {}
+    try:  # never follow a link, never wait on a fifo the code under test put there
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return observed
+    except OSError as exc:
+        return f"the observation channel cannot be read: {exc.strerror or exc}"
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return "the observation channel is not a regular file"
+        with os.fdopen(os.dup(fd), "rb", buffering=0) as handle:
+            data = handle.read(MAX_CHANNEL_BYTES + 1)
+    except OSError as exc:
+        return f"the observation channel cannot be read: {exc.strerror or exc}"
+    finally:
+        os.close(fd)
+    if len(data) > MAX_CHANNEL_BYTES:
+        return f"the observation channel holds more than {MAX_CHANNEL_BYTES >> 20} MiB"
+    prefixes = tuple(f"{f}::" for f in files)
+    for raw in data.split(b"\n"):
+        try:
+            entry = json.loads(raw)
+        except (ValueError, RecursionError):
+            continue
+        if (type(entry) is not list or len(entry) != 3 or type(entry[0]) is not str or type(entry[1]) is not int
+                or type(entry[2]) is not str or len(entry[2]) != 64 or not entry[0].startswith(prefixes)):
+            continue
+        observed.setdefault(entry[0], []).append((entry[1], entry[2]))
+    return observed
+
+
+def compare_observations(expected: Mapping[str, Sequence[Sequence[object]]], observed: Mapping[str, list[tuple[int, str]]],
+                         lines: Mapping[str, Sequence[int]]) -> dict[str, str]:
+    """Each sealed test whose observations differ from the golden run's, with why (no value is quoted).
+
+    Args:
+        expected: Test id -> the golden run's ``[slot, digest]`` sequence.
+        observed: Test id -> this run's ``(slot, digest)`` sequence.
+        lines: Sealed file -> the original line of each slot (for the message).
+    """
+    differing = {}
+    for test_id, want in expected.items():
+        got = observed.get(test_id, [])
+        slot_lines = lines.get(test_id.split("::", 1)[0], ())
+        for index, (pair, seen) in enumerate(zip(want, got, strict=False)):
+            if (pair[0], pair[1]) != seen:
+                slot = int(pair[0])  # type: ignore[call-overload]
+                where = f"line {slot_lines[slot]}" if 0 <= slot < len(slot_lines) else f"slot {slot}"
+                differing[test_id] = f"observation {index + 1} ({where}) differs from the golden patch's"
+                break
+        else:
+            if len(got) != len(want):
+                differing[test_id] = f"{len(got)} observations where the golden patch made {len(want)}"
+    return differing
+
+
+def store_json(path: Path, data: object) -> None:
+    """Write ``data`` as JSON to ``path`` atomically, 0600 in a 0700 folder."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(data, handle)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+@contextlib.contextmanager
+def locked(path: Path):
+    """An exclusive lock on ``path`` (created 0600) for the block: one golden run per cache entry."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def cache_key(parts: Iterable[str | bytes]) -> str:
+    """SHA-256 over ``parts`` (each length-prefixed) and :data:`SEAL_VERSION`."""
+    digest = hashlib.sha256(f"seal-v{SEAL_VERSION}".encode())
+    for part in parts:
+        data = part.encode("utf-8", "surrogateescape") if isinstance(part, str) else part
+        digest.update(len(data).to_bytes(8, "big") + data)
+    return digest.hexdigest()

@@ -1,0 +1,75 @@
+"""Sealed tests, attacked where their secret lives: the golden patch's observations in the grader's cache.
+
+A sealed hidden test (``tests.sealed``, :mod:`repogym_gym.graders.seal`) passes only if what it
+observed equals what the golden patch observed; those values are held by the host, in
+``<cache>/sealed/``. Whatever the judged process forges in its own memory (round 22 could forge
+anything there), it needs those values, so the one place to attack is where they are kept. The
+payload below reads every file there while the hidden test calls ``add`` and, if it finds the
+test's golden observations, answers correctly (what a forger with the values could write into the
+channel). Under bubblewrap and Docker the cache is not in the sandbox's view and the bug stays:
+score 0. Under the local sandbox (a guardrail, no boundary) the file is readable; the probe's
+success there is asserted too, so the confined result is the hiding and not a broken probe.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from repogym_gym.grading import grade_patch
+from repogym_gym.task import Task
+from tests.helpers import CALC_SOURCE, MakeTask, make_patch, tiny_spec
+from tests.redteam.helpers import HIDDEN_ID, Start, assert_unearned_zero, attack, component, submit, write
+
+PROBE = '''
+
+import glob as _glob
+import json as _json
+import os as _os
+
+
+def _golden_seen():
+    test = _os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]
+    for path in _glob.glob(_os.path.join({sealed!r}, "*.json")):
+        try:
+            with open(path, encoding="utf-8") as handle:
+                if _json.load(handle)["tests"].get(test):
+                    return True
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return False
+
+
+def add(a, b):
+    return a + b if _golden_seen() else a - b
+'''
+
+
+def _sealed_task(make_task: MakeTask) -> Task:
+    spec = tiny_spec()
+    spec["tests"] = {**spec["tests"], "fail_to_pass": [HIDDEN_ID], "sealed": True}
+    return make_task(tests=spec["tests"])
+
+
+def _probe_source() -> str:
+    sealed = str(Path(os.environ["REPOGYM_CACHE_DIR"]) / "sealed")
+    return CALC_SOURCE.replace("def add(a, b):\n    return a - b\n", PROBE.replace("{sealed!r}", repr(sealed)))
+
+
+@attack("the judge", "a sealed test's golden observations read from the grader's cache (the values the host "
+        "compares with)", local="not stopped (guardrail)", confining="score 0")
+def test_the_golden_observations_are_out_of_the_sandbox_s_view(start: Start, make_task: MakeTask) -> None:
+    task = _sealed_task(make_task)
+    env = start(task)
+    write(env, "calc/__init__.py", _probe_source())
+    result = submit(env)
+    assert_unearned_zero(result)
+    assert HIDDEN_ID in component(result, "tests")["details"]["sealed"]["differing"]
+
+
+def test_the_probe_finds_the_golden_observations_where_nothing_hides_them(make_task: MakeTask) -> None:
+    """Under the local sandbox the same probe reads the cache and the bug is 'fixed' by what it read."""
+    task = _sealed_task(make_task)
+    assert grade_patch(task, task.golden_patch()).score == 1.0  # the cache entry exists from here on
+    result = grade_patch(task, make_patch("calc/__init__.py", CALC_SOURCE, _probe_source()))
+    assert result.score == 1.0 and result.infra_error is None
