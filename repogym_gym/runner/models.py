@@ -14,6 +14,7 @@ score, and is never counted in a mean or a pass@k.
 
 from __future__ import annotations
 
+import logging
 import math
 from pathlib import Path
 from typing import Any, Literal
@@ -25,6 +26,8 @@ from repogym_gym.errors import RunError, validation_summary
 from repogym_gym.results import GradeResult
 from repogym_gym.safetext import safe_json
 from repogym_gym.spec import check_task_id
+
+_log = logging.getLogger(__name__)
 
 __all__ = ["AgentStats", "RunConfig", "RunResult", "RunSummary", "load_results", "result_path"]
 
@@ -200,12 +203,18 @@ def result_path(out: Path, agent: str, task_id: str, sample: int) -> Path:
     return out / "results" / agent / task_id / f"{sample}.json"
 
 
-def load_results(out: Path) -> list[RunResult]:
+def load_results(out: Path, *, quarantine: bool = False) -> list[RunResult]:
     """Every RunResult under ``out/results``, sorted by (agent, task_id, sample).
 
+    Args:
+        out: The results directory.
+        quarantine: Move a file that does not validate (cut short by a full disk, edited by hand) to
+            ``out/quarantine/`` (same relative path, a numbered suffix if taken) and leave it out, so
+            a resumed run runs its episode again; without it such a file is an error.
+
     Raises:
-        RunError: when ``out`` has no ``results`` directory or a file does not validate (the
-            message names the file).
+        RunError: when ``out`` has no ``results`` directory, or (without ``quarantine``) a file does
+            not validate: the message names the file and how to go on.
     """
     root = out / "results"
     if not root.is_dir():
@@ -215,5 +224,23 @@ def load_results(out: Path) -> list[RunResult]:
         try:
             results.append(RunResult.model_validate_json(path.read_bytes()))
         except (ValidationError, OSError) as exc:
-            raise RunError(f"{path}: not a valid RunResult: {validation_summary(exc)}") from None
+            if quarantine:
+                _quarantine(out, path)
+                continue
+            raise RunError(f"{path}: not a valid RunResult: {validation_summary(exc)}; resuming the run (the same "
+                           f"`repogym run` with --out {out}) moves it to {out / 'quarantine'} and runs its episode "
+                           "again") from None
     return sorted(results, key=lambda r: r.key)
+
+
+def _quarantine(out: Path, path: Path) -> Path:
+    """Move ``path`` (under ``out/results``) to ``out/quarantine`` at the same relative path; the new path."""
+    target = out / "quarantine" / path.relative_to(out / "results")
+    target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    candidate, number = target, 1
+    while candidate.exists():
+        candidate = target.with_name(f"{target.stem}.{number}{target.suffix}")
+        number += 1
+    path.replace(candidate)
+    _log.warning("%s did not validate; moved to %s, and its episode runs again", path, candidate)
+    return candidate

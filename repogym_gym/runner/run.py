@@ -29,7 +29,7 @@ from repogym_gym.runner.models import RunConfig, RunResult, RunSummary, load_res
 from repogym_gym.runner.progress import RunProgress
 from repogym_gym.runner.ray_backend import check_address, import_ray
 from repogym_gym.runner.stats import agent_stats
-from repogym_gym.runner.store import open_run, save_record, write_summary
+from repogym_gym.runner.store import open_run, run_lock, save_record, write_summary
 from repogym_gym.sandbox import make_sandbox, warn_unconfined
 from repogym_gym.task import (
     Task,
@@ -190,38 +190,39 @@ def run_suite(tasks: TaskSource, agents: Sequence[AgentSpec | str], *, out: str 
     except ValidationError as exc:
         raise RunError(format_validation_error(exc, "run options")) from None
     out = Path(out)
-    previous = open_run(out, config)
-    cache = os.fspath(cache_dir) if cache_dir is not None else None
-    results: dict[tuple[str, str, int], RunResult] = {}
-    todo: list[EpisodeJob] = []
-    for spec in specs:
-        for task in task_list:
-            for sample in range(samples):
-                old = previous.get((spec.label, task.id, sample))
-                if old is not None and old.status == "graded":
-                    results[old.key] = old
-                    continue
-                todo.append(EpisodeJob(task_dir=str(task.root), task_id=task.id, agent=spec, sample=sample,
-                                       seed=seed + sample, time_limit_s=time_limit_s, max_retries=max_retries,
-                                       retry_backoff_s=retry_backoff_s, cache_dir=cache, backend=backend,
-                                       sandbox=sandbox))
-    resumed = len(results)
-    bar = RunProgress(total=resumed + len(todo), enabled=progress)
-    for result in results.values():
-        bar.add(result)
-    with bar:
-        for record in execute(todo, backend=backend, workers=jobs, ray_address=ray_address):
-            result = save_record(out, record, previous.get(record.result.key))
-            results[result.key] = result
+    with run_lock(out):  # one run per --out; a second one is refused, a killed one leaves no lock
+        previous = open_run(out, config)
+        cache = os.fspath(cache_dir) if cache_dir is not None else None
+        results: dict[tuple[str, str, int], RunResult] = {}
+        todo: list[EpisodeJob] = []
+        for spec in specs:
+            for task in task_list:
+                for sample in range(samples):
+                    old = previous.get((spec.label, task.id, sample))
+                    if old is not None and old.status == "graded":
+                        results[old.key] = old
+                        continue
+                    todo.append(EpisodeJob(task_dir=str(task.root), task_id=task.id, agent=spec, sample=sample,
+                                           seed=seed + sample, time_limit_s=time_limit_s, max_retries=max_retries,
+                                           retry_backoff_s=retry_backoff_s, cache_dir=cache, backend=backend,
+                                           sandbox=sandbox))
+        resumed = len(results)
+        bar = RunProgress(total=resumed + len(todo), enabled=progress)
+        for result in results.values():
             bar.add(result)
-            if on_result is not None:
-                on_result(result)
-    ordered = sorted(results.values(), key=lambda r: r.key)
-    stats = agent_stats(ordered, agents=[s.label for s in specs], ks=sorted({1, samples}))
-    summary = RunSummary(config=config, episodes=len(ordered), agents=stats, wall_s=time.monotonic() - start,
-                         resumed=resumed)
-    write_summary(out, summary)
-    return summary
+        with bar:
+            for record in execute(todo, backend=backend, workers=jobs, ray_address=ray_address):
+                result = save_record(out, record, previous.get(record.result.key))
+                results[result.key] = result
+                bar.add(result)
+                if on_result is not None:
+                    on_result(result)
+        ordered = sorted(results.values(), key=lambda r: r.key)
+        stats = agent_stats(ordered, agents=[s.label for s in specs], ks=sorted({1, samples}))
+        summary = RunSummary(config=config, episodes=len(ordered), agents=stats, wall_s=time.monotonic() - start,
+                             resumed=resumed)
+        write_summary(out, summary)
+        return summary
 
 
 def run_task(task: Task | str | os.PathLike[str], agent: AgentSpec | str, *, out: str | os.PathLike[str],

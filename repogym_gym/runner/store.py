@@ -8,6 +8,10 @@ result are kept, ``infra_error`` ones are run again (see :func:`open_run`). The 
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -18,7 +22,7 @@ from repogym_gym.private import write_private
 from repogym_gym.runner.episode import EpisodeRecord
 from repogym_gym.runner.models import RunConfig, RunResult, RunSummary, load_results, result_path
 
-__all__ = ["RESUME_FIELDS", "open_run", "save_record", "write_atomic", "write_summary"]
+__all__ = ["RESUME_FIELDS", "open_run", "run_lock", "save_record", "write_atomic", "write_summary"]
 
 #: RunConfig fields a resumed run must repeat; the others (jobs, backend, limits) may change.
 RESUME_FIELDS = ("suite", "task_ids", "agents", "samples", "seed")
@@ -32,6 +36,31 @@ def write_atomic(path: Path, text: str) -> None:
         OSError: when the directory cannot be created or written.
     """
     write_private(path, text)
+
+
+@contextlib.contextmanager
+def run_lock(out: Path) -> Iterator[None]:
+    """Hold ``out/.lock`` (an exclusive ``flock``) for the block: one run per results directory.
+
+    Two runs on one ``--out`` would each run every episode and orphan each other's trajectories.
+    The lock goes with the process, so a killed run never leaves ``out`` locked.
+
+    Raises:
+        RunError: when another run holds it, or ``out`` cannot be created.
+    """
+    try:
+        out.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(out / ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        raise RunError(f"{out}: cannot create the results directory: {exc.strerror or exc}") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RunError(f"{out} is in use by another run; wait for it to end, or use a new --out directory") from None
+        yield
+    finally:
+        os.close(fd)
 
 
 def _show(value: object) -> str:
@@ -54,7 +83,8 @@ def open_run(out: Path, config: RunConfig) -> dict[tuple[str, str, int], RunResu
 
     Raises:
         RunError: when ``out/run.json`` asks for a different run (the message names the
-            differing fields and says to use a new ``--out``), or cannot be read.
+            differing fields and says to use a new ``--out``), or cannot be read. A result file
+            that does not validate is moved to ``out/quarantine`` and its episode is run again.
     """
     run_file = out / "run.json"
     previous: dict[tuple[str, str, int], RunResult] = {}
@@ -70,8 +100,8 @@ def open_run(out: Path, config: RunConfig) -> dict[tuple[str, str, int], RunResu
                               for name in differing)
             raise RunError(f"{out} holds a different run ({', '.join(differing)} differ: {shown}); "
                            "use a new --out directory to start another run")
-        if (out / "results").is_dir():
-            previous = {r.key: r for r in load_results(out)}
+        if (out / "results").is_dir():  # a result cut short is set aside and its episode runs again
+            previous = {r.key: r for r in load_results(out, quarantine=True)}
     write_atomic(run_file, config.model_dump_json(indent=1) + "\n")
     return previous
 

@@ -267,3 +267,44 @@ def test_a_model_whose_replies_hold_lone_surrogates_is_graded_and_recorded_as_ut
     assert any("lone surrogate" in str(m.get("content")) for m in result.conversation or [])
     for path in (tmp_path / "out").rglob("*.json"):
         path.read_text(encoding="utf-8")
+
+
+# -- one run per --out; a result cut short is set aside (issue 13) ---------------------------------
+
+
+def test_a_second_run_on_the_same_out_is_refused_while_the_first_holds_it(tiny_task: Task, tmp_path: Path) -> None:
+    """The first run is a real second process holding the lock; once it is killed, the lock is gone with it."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "run"
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time; from pathlib import Path; from repogym_gym.runner.store import run_lock\n"
+        "with run_lock(Path(sys.argv[1])):\n    print('held', flush=True); time.sleep(120)\n"), str(out)],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with pytest.raises(RunError, match=r"is in use by another run; wait for it to end, or use a new --out"):
+            run_suite([tiny_task], ["noop"], out=out)
+        assert not (out / "results").exists() and not (out / "run.json").exists()
+    finally:
+        holder.kill()
+        holder.communicate()
+    summary = run_suite([tiny_task], ["noop"], out=out)  # a killed holder leaves no lock behind
+    assert summary.episodes == 1
+
+
+def test_a_truncated_result_is_quarantined_and_its_episode_rerun(tiny_task: Task, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    run_suite([tiny_task], ["golden", "noop"], out=out)
+    cut = result_path(out, "golden", tiny_task.id, 0)
+    text = cut.read_text()
+    cut.write_text(text[: len(text) // 2])
+    with pytest.raises(RunError, match=r"0\.json: not a valid RunResult.*moves it to .*quarantine"):
+        load_results(out)
+    seen: list[RunResult] = []
+    summary = run_suite([tiny_task], ["golden", "noop"], out=out, on_result=seen.append)
+    assert [(r.agent, r.score) for r in seen] == [("golden", 1.0)] and summary.resumed == 1
+    quarantined = out / "quarantine" / cut.relative_to(out / "results")
+    assert quarantined.read_text() == text[: len(text) // 2]
+    assert [(r.agent, r.status) for r in load_results(out)] == [("golden", "graded"), ("noop", "graded")]
