@@ -110,6 +110,10 @@ class PatchError(WorkspaceError, ValueError):
     """A patch is malformed or does not apply to the baseline."""
 
 
+class DiskFullError(WorkspaceError, OSError):
+    """The host ran out of space (or quota) while the grader wrote: an infrastructure fault, never the submission's 0."""
+
+
 class PathEscapeError(WorkspaceError, ValueError):
     """A path resolves outside the workspace (``..``, absolute, or through a symlink)."""
 

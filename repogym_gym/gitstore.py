@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from repogym_gym.errors import GitCommandError, GitMetadataError, PatchError
+from repogym_gym.errors import DiskFullError, GitCommandError, GitMetadataError, PatchError
 from repogym_gym.sandbox.process import run_captured
 from repogym_gym.tree import GIT_MODE_SYMLINK, remove_path, write_file_safely
 
@@ -274,11 +274,16 @@ class GitStore:
         self.git("cat-file", "-e", f"{commit}^{{commit}}")
 
 
+#: What git says when a write fails for want of space (ENOSPC, EDQUOT).
+_DISK_FULL = ("No space left on device", "Disk quota exceeded")
+
+
 def git_apply(patch: str, work_tree: Path, *, check_only: bool = False) -> None:
     """Apply a git-format or unified ``patch`` to ``work_tree`` (all or nothing).
 
     Raises:
         PatchError: quoting git's reason when the text is not a patch or does not apply.
+        DiskFullError: when git could not write for want of space (an infrastructure fault).
     """
     if not patch.strip():
         return
@@ -303,6 +308,9 @@ def git_apply(patch: str, work_tree: Path, *, check_only: bool = False) -> None:
         )
     except GitCommandError as exc:
         reason = exc.stderr or "git apply failed"
+        if any(m in reason for m in _DISK_FULL):  # the host's fault: no patch applies to a full disk
+            raise DiskFullError(f"no space left to apply a patch in {work_tree}: {reason.strip()[-300:]}; free "
+                                "disk space (or quota) on that filesystem") from None
         raise PatchError(f"patch does not apply: {reason}") from None
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

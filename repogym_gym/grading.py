@@ -26,6 +26,7 @@ from pathlib import Path
 from repogym_gym.baseline import Baseline, BaselineStore
 from repogym_gym.changes import collect_changes
 from repogym_gym.errors import (
+    DiskFullError,
     PatchError,
     PathEscapeError,
     RepoGymError,
@@ -195,7 +196,7 @@ def grade_patch(
     """Grade ``patch`` against ``task``: reward as a pure function of task and patch.
 
     A patch that does not apply scores 0 with git's reason (a ``patch`` component); a task whose
-    setup fails comes back with ``infra_error``.
+    setup fails, or a disk too full to apply the patch on, comes back with ``infra_error``.
     """
     start = time.monotonic()
     if sandbox is not None:
@@ -209,6 +210,8 @@ def grade_patch(
             workspace.apply_patch(patch)
         except PatchError as exc:
             return _failed(task, "patch", str(exc), start, infra=False)
+        except DiskFullError as exc:  # the host's disk, not the patch
+            return _failed(task, "patch", str(exc), start, infra=True)
         return grade_workspace(workspace, sandbox=sandbox, grader=grader)
 
 

@@ -254,6 +254,7 @@ class Workspace:
 
         Raises:
             PatchError: when the text is not a patch or does not apply (git's reason quoted).
+            DiskFullError: when the disk is too full to write it (an infrastructure fault).
         """
         git_apply(patch, self.path)
 

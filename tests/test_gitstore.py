@@ -427,3 +427,37 @@ def test_no_module_but_gitstore_starts_git() -> None:
               for node in ast.walk(ast.parse(p.read_text())) if isinstance(node, ast.List) and node.elts
               and isinstance(node.elts[0], ast.Constant) and node.elts[0].value == "git"]
     assert starts == []
+
+
+@pytest.fixture
+def full_disk(tmp_path: Path):  # noqa: ANN201 - a generator fixture
+    """A 256 KiB tmpfs mounted for the test (root only: CI runs as root; elsewhere a skip)."""
+    if os.geteuid() != 0 or not shutil.which("mount"):
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI=true needs root to mount the small tmpfs of the disk-full test")
+        pytest.skip("mounting a tmpfs needs root")
+    mount = tmp_path / "small"
+    mount.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount)], check=True, timeout=30)
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False, timeout=30)
+
+
+def test_a_patch_that_fills_the_disk_is_the_host_s_fault_not_the_patch_s(full_disk: Path) -> None:
+    """Issue 13: "patch does not apply: No space left on device" was graded as the submission's 0."""
+    from repogym_gym.errors import DiskFullError
+    from repogym_gym.gitstore import git_apply
+
+    tree = full_disk / "repo"
+    tree.mkdir()
+    (tree / "a.txt").write_text("one\n")
+    big = "".join(f"+line {i:06d} {'x' * 60}\n" for i in range(8000))  # ~550 KB into 256 KiB
+    patch = f"diff --git a/big.txt b/big.txt\nnew file mode 100644\n--- /dev/null\n+++ b/big.txt\n@@ -0,0 +1,8000 @@\n{big}"
+    with pytest.raises(DiskFullError, match="no space left to apply a patch .*free disk space") as caught:
+        git_apply(patch, tree)
+    assert not isinstance(caught.value, PatchError)
+    small = "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+two\n"
+    with pytest.raises(PatchError, match="patch does not apply"):
+        git_apply(small.replace("-one", "-three"), tree)  # a patch that does not apply is still the patch's fault
