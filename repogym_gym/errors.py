@@ -12,6 +12,7 @@ and ``except RepoGymError`` both work::
     │   └── BrokenTaskError (RuntimeError)    the task itself fails (its baseline benchmark), not a submission
     ├── WorkspaceError
     │   ├── PatchError (ValueError)           a patch that does not apply
+    │   ├── DiskFullError (OSError)           no space left where the grader writes: infrastructure
     │   ├── PathEscapeError (ValueError)      a path that leaves the workspace
     │   └── GitMetadataError                  the workspace's git metadata is gone or broken
     │       └── GitCommandError               a git command exited non-zero (its stderr kept)
@@ -52,6 +53,7 @@ __all__ = [
     "AgentNotFoundError",
     "BrokenTaskError",
     "CommandRefusedError",
+    "DiskFullError",
     "EpisodeError",
     "GitCommandError",
     "GitMetadataError",

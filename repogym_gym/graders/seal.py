@@ -52,8 +52,8 @@ from pathlib import Path
 
 from repogym_gym.errors import GraderError
 
-__all__ = ["SEAL_VERSION", "Seal", "SealedFile", "compare_observations", "read_observations", "seal_source",
-           "sealed_files"]
+__all__ = ["MAX_CHANNEL_BYTES", "SEAL_VERSION", "Seal", "SealedFile", "cache_key", "compare_observations", "locked",
+           "read_observations", "seal_source", "seal_tree", "sealed_files", "store_json"]
 
 #: Bumped whenever the rewrite or the canonical text changes: cached golden observations are per version.
 SEAL_VERSION = 1
