@@ -139,6 +139,7 @@ class BaselineStore:
             store = GitStore(entry / "git")
             store.harden()
             store.verify_commit(meta["commit"])
+            store.verify_objects()  # by hash: a corrupt object means a rebuild, never a wrong grade
         except (OSError, ValueError, KeyError, TypeError, WorkspaceError):
             return None
         return Baseline(task.id, task.fingerprint, entry / "tree", store, meta["commit"], manifest, self._python_env(task))

@@ -261,3 +261,25 @@ def test_source_file_made_executable_gives_a_baseline_with_the_new_mode(make_tas
     BaselineStore(cache).get(task)
     os.chmod(task.source_dir / "calc" / "__init__.py", 0o755)
     assert BaselineStore(cache).get(load_task(task.root)).manifest["calc/__init__.py"].mode == 0o755
+
+
+def test_a_flipped_byte_in_a_cached_git_object_rebuilds_the_baseline(tiny_task: Task, cache: Path) -> None:
+    """Issue 13: the cache check asked only whether the commit existed, so a corrupt blob made every
+    later golden patch fail to apply, graded as the submission's 0. Objects are now checked by hash."""
+    from repogym_gym.grading import grade_patch
+
+    first = BaselineStore(cache).get(tiny_task)
+    listing = first.store.git("cat-file", "--batch-check", "--batch-all-objects").decode().split("\n")
+    blobs = [line.split()[0] for line in listing if line.split()[1:2] == ["blob"]]
+    objects = [first.store.git_dir / "objects" / b[:2] / b[2:] for b in blobs]
+    assert objects and all(p.is_file() for p in objects)
+    for path in objects:  # the blobs only: the commit still exists, which is all the old check asked
+        path.chmod(0o644)
+        data = bytearray(path.read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        path.write_bytes(bytes(data))
+    second = BaselineStore(cache).get(tiny_task)
+    assert second.commit == first.commit
+    second.store.verify_objects()  # rebuilt: every object reads back to its hash again
+    result = grade_patch(tiny_task, tiny_task.golden_patch(), store=BaselineStore(cache))
+    assert result.score == 1.0 and result.infra_error is None
