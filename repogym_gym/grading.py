@@ -18,7 +18,6 @@ Example:
 
 from __future__ import annotations
 
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +45,7 @@ from repogym_gym.graders.composite import combine
 from repogym_gym.graders.testrun import judge_dir, pycache_dir, run_tests
 from repogym_gym.grading_copy import build_grading_copy
 from repogym_gym.hiding import secret_paths
+from repogym_gym.owners import owned_tempdir, sweep_tempdirs
 from repogym_gym.paths import default_cache_dir
 from repogym_gym.results import GradeComponent, GradeResult
 from repogym_gym.sandbox import LocalSandbox, Sandbox
@@ -53,6 +53,9 @@ from repogym_gym.task import Task
 from repogym_gym.tree import discard_tree
 from repogym_gym.venvs import grader_venv_dir, venv_dir, venv_environ
 from repogym_gym.workspace import Snapshot, Workspace
+
+#: The grader's temporary directories in $TMPDIR (each named by its owner process; see repogym_gym.owners).
+TEMP_PREFIXES = ("repogym-grade-", "repogym-test-", "repogym-golden-")
 
 __all__ = [
     "VisibleTestRun", "confined", "default_grader", "grade_patch", "grade_snapshot", "grade_workspace", "run_visible_tests",
@@ -139,7 +142,8 @@ def grade_snapshot(
     start = time.monotonic()
     sandbox = sandbox or LocalSandbox()
     grader = grader or default_grader(task)
-    root = Path(tempfile.mkdtemp(prefix=f"repogym-grade-{task.id}-"))
+    sweep_tempdirs(TEMP_PREFIXES)  # once per process: what killed gradings left (hidden tests) goes
+    root = owned_tempdir("repogym-grade-", task.id)
     try:
         try:
             hidden = build_grading_copy(task, baseline, snapshot, root / "repo")
@@ -275,7 +279,8 @@ def run_visible_tests(workspace: Workspace, *, sandbox: Sandbox, timeout_s: floa
     task, baseline = workspace.task, workspace.baseline
     spec = task.spec
     changes = collect_changes(workspace.path, baseline.tree, dict(baseline.manifest), workspace.policy)
-    tmp = Path(tempfile.mkdtemp(prefix=f"repogym-test-{task.id}-"))
+    sweep_tempdirs(TEMP_PREFIXES)
+    tmp = owned_tempdir("repogym-test-", task.id)
     try:
         copy = tmp / "repo"
         build_grading_copy(task, baseline, changes, copy, hidden=False)

@@ -220,3 +220,37 @@ def test_a_visible_run_grading_would_not_trust_is_invalid_and_failing(tiny_task:
         run = run_visible_tests(ws, sandbox=LocalSandbox())
     assert run.failing and not run.valid
     assert run.rejected == ("conftest.py is protected (added); the change is not carried",)
+
+
+def test_grading_directories_of_a_killed_process_are_swept_and_a_live_one_s_kept(tmp_path: Path) -> None:
+    """Issue 13: a grading killed with SIGKILL left its directory (hidden tests inside) in $TMPDIR for
+    good. Each directory is named by its owner process; the sweep removes those whose owner is dead."""
+    import subprocess
+    import sys
+
+    from repogym_gym.owners import owned_tempdir, process_owner, sweep_tempdirs
+
+    child = subprocess.Popen([sys.executable, "-c", (
+        "import sys, tempfile, time; tempfile.tempdir = sys.argv[1]\n"
+        "from repogym_gym.owners import owned_tempdir\n"
+        "d = owned_tempdir('repogym-grade-', 'tiny'); (d / 'hidden.py').write_text('secret'); print(d, flush=True)\n"
+        "time.sleep(300)\n"), str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None
+    orphan = Path(child.stdout.readline().strip())
+    assert (orphan / "hidden.py").is_file() and oct(orphan.stat().st_mode & 0o777) == "0o700"
+    child.kill()
+    child.communicate()
+    import tempfile
+
+    old = tempfile.tempdir
+    tempfile.tempdir = str(tmp_path)
+    try:
+        live = owned_tempdir("repogym-grade-", "tiny")  # this process's: kept
+    finally:
+        tempfile.tempdir = old
+    other = tmp_path / "repogym-grade-not-ours"
+    other.mkdir()
+    assert sweep_tempdirs(("repogym-grade-",), tmp_path) == [orphan]
+    assert not orphan.exists() and live.is_dir() and other.is_dir()
+    assert sweep_tempdirs(("repogym-grade-",), tmp_path) == []  # once per process and directory
+    assert process_owner(child.pid) is None

@@ -17,7 +17,6 @@ of the same code run the same way. The cache is hidden from every confining sand
 from __future__ import annotations
 
 import json
-import tempfile
 from pathlib import Path
 
 from repogym_gym.baseline import copy_tree
@@ -27,6 +26,7 @@ from repogym_gym.graders.base import GradingContext
 from repogym_gym.graders.seal import SEAL_VERSION, Seal, cache_key, locked, store_json
 from repogym_gym.graders.testrun import run_tests
 from repogym_gym.grading_copy import inject_hidden
+from repogym_gym.owners import owned_tempdir
 from repogym_gym.safetext import short_text
 from repogym_gym.tree import discard_tree
 from repogym_gym.venvs import venv_environ
@@ -73,7 +73,7 @@ def golden_observations(ctx: GradingContext, files: tuple[str, ...]) -> GoldenOb
         cached = _load(path, ids)
         if cached is not None:
             return cached
-        root = Path(tempfile.mkdtemp(prefix=f"repogym-golden-{ctx.task.id}-"))
+        root = owned_tempdir("repogym-golden-", ctx.task.id)  # swept if this process is killed meanwhile
         try:
             repo = root / "repo"
             copy_tree(ctx.baseline.tree, repo)

@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -20,18 +21,26 @@ from collections.abc import Sequence
 from typing import Any
 
 from repogym_gym.errors import SandboxError
+from repogym_gym.owners import process_owner
 from repogym_gym.sandbox.bwrap import host_sockets
 from repogym_gym.sandbox.engine import connect
 from repogym_gym.sandbox.images import SANDBOX_USERS
 from repogym_gym.sandbox.limits import SandboxLimits
 from repogym_gym.sandbox.runtime import python_runtime
 
-__all__ = ["COMMAND_UID", "Containers", "IDLE_UID", "LABEL", "PID_LABEL", "container_config", "real", "under"]
+_log = logging.getLogger(__name__)
+#: Engines whose orphans this process has reaped (once each).
+_reaped: set[str] = set()
+
+__all__ = ["COMMAND_UID", "OWNER_LABEL", "Containers", "IDLE_UID", "LABEL", "PID_LABEL", "container_config", "real",
+           "reap_orphans", "under"]
 
 #: uid (and gid) of every command, and of the container's idle init; both exist in envs/ images.
 COMMAND_UID, IDLE_UID = SANDBOX_USERS[0][1], SANDBOX_USERS[1][1]
 #: Labels on every container: the sandbox family's token, and the pid of the host process.
 LABEL, PID_LABEL = "repogym.sandbox", "repogym.pid"
+#: ``<boot id>:<pid>:<start time>`` of the process that started a container: whether that process still lives.
+OWNER_LABEL = "repogym.owner"
 _MB = 1024 * 1024
 
 
@@ -113,13 +122,45 @@ def container_config(
         command=["sleep", str(lifetime_s)], user=f"{IDLE_UID}:{IDLE_UID}", init=True, auto_remove=True,
         network_mode="none", read_only=True, cap_drop=["ALL"], security_opt=["no-new-privileges"], ipc_mode="private",
         hostname="repogym", mounts=mounts, tmpfs=tmpfs, shm_size=f"{limits.tmp_size_mb}m", ulimits=ulimits,
-        labels={LABEL: image_label, PID_LABEL: str(os.getpid())}, pids_limit=limits.max_processes or -1,
+        labels={LABEL: image_label, PID_LABEL: str(os.getpid()), OWNER_LABEL: process_owner(os.getpid())},
+        pids_limit=limits.max_processes or -1,
     )
     if limits.memory_mb is not None:
         config |= {"mem_limit": f"{limits.memory_mb}m", "memswap_limit": f"{limits.memory_mb}m"}
     if cpus:
         config["nano_cpus"] = int(cpus * 1e9)
     return config
+
+
+def reap_orphans(client: Any) -> list[str]:
+    """Remove every repogym container whose starting process is dead (killed before it could close
+    its sandbox): its lifetime would otherwise keep it running for up to a day. Containers of live
+    processes, and containers that carry no owner, are left alone. Returns the removed ids.
+
+    Never raises: a container that goes away meanwhile, or an engine that refuses, is skipped.
+    """
+    import docker
+
+    removed: list[str] = []
+    try:
+        found = client.containers.list(all=True, filters={"label": OWNER_LABEL})
+    except docker.errors.DockerException:
+        return removed
+    for container in found:
+        owner = (container.labels or {}).get(OWNER_LABEL, "")
+        parts = owner.split(":")
+        if len(parts) != 3 or not parts[1].isdigit():
+            continue
+        if process_owner(int(parts[1])) == owner:
+            continue  # its process lives (the same pid, boot and start time)
+        try:
+            container.remove(force=True)
+            removed.append(container.id)
+        except docker.errors.DockerException:
+            continue
+    if removed:
+        _log.warning("removed %d container(s) left by dead processes: %s", len(removed), [i[:12] for i in removed])
+    return removed
 
 
 class Containers:
@@ -145,6 +186,9 @@ class Containers:
         with self._lock:
             if self._client is None:
                 self._client = connect(self.url)
+                if self.url not in _reaped:  # once per engine and process: what crashed runs left behind
+                    _reaped.add(self.url)
+                    reap_orphans(self._client)
             return self._client
 
     def start(self, image: str, config: dict[str, Any]) -> Any:

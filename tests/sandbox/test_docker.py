@@ -560,3 +560,36 @@ def test_twenty_episodes_leave_no_container(tiny_task: Task) -> None:
         env.close()
     assert seen == [1] * 20  # the previous episode's container went at the next reset
     assert my_containers() == []
+
+
+def test_containers_of_a_killed_process_are_reaped_by_the_next_one(tmp_path: Path) -> None:
+    """Issue 13: a run killed with SIGKILL left its containers running for their 24 h lifetime, and the
+    next run neither reused nor reaped them. A container names its owner (boot id, pid, start time);
+    the first client of a process removes those whose owner is dead, and no live process's."""
+    from repogym_gym.sandbox.containers import OWNER_LABEL, reap_orphans
+
+    live = require_docker()
+    try:
+        mine = episode_dir(tmp_path, live)  # a live container of this process: never reaped
+        tree = tmp_path / "orphan"
+        tree.mkdir()
+        child = subprocess.Popen([sys.executable, "-c", (
+            "import sys, time; from repogym_gym.sandbox.docker import DockerSandbox\n"
+            "box = DockerSandbox(); box.open(sys.argv[1]); print('started', flush=True); time.sleep(300)\n"), str(tree)],
+            stdout=subprocess.PIPE, text=True, env={**os.environ})
+        assert child.stdout is not None and child.stdout.readline().strip() == "started"
+        client = connect()
+        try:
+            orphans = [c for c in client.containers.list(filters={"label": f"{PID_LABEL}={child.pid}"})]
+            assert len(orphans) == 1 and orphans[0].labels[OWNER_LABEL].split(":")[1] == str(child.pid)
+            assert reap_orphans(client) == []  # its process lives
+            child.kill()
+            child.communicate()
+            assert client.containers.list(filters={"label": f"{PID_LABEL}={child.pid}"})  # still running after the kill
+            assert orphans[0].id in reap_orphans(client)
+            assert client.containers.list(all=True, filters={"label": f"{PID_LABEL}={child.pid}"}) == []
+        finally:
+            client.close()
+        assert len(my_containers()) == 1 and sh(live, "echo still", mine).stdout == "still\n"
+    finally:
+        live.close()
