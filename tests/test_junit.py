@@ -10,9 +10,12 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from xml.sax.saxutils import quoteattr
 
 import pydantic
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from repogym_gym import junit
 from repogym_gym.errors import JUnitParseError, RepoGymError
@@ -803,3 +806,45 @@ def test_failure_messages_keep_same_named_tests_apart(tmp_path: Path) -> None:
     assert messages["tests/test_a.py::test_x"].startswith("AssertionError: from a")
     assert messages["tests/test_b.py::test_x"].startswith("AssertionError: from b")
     assert junit.failure_messages(tmp_path / "missing.xml", ids) == {}
+
+
+# -- fuzzing (issue 13) ----------------------------------------------------------------------
+# 1,000 generated JUnit reports, fixed seed: each parses or is refused with a JUnitParseError.
+
+#: Generated reports (the issue's figure).
+FILES = 1_000
+
+_names = st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=20)
+_attrs = st.dictionaries(st.sampled_from(["name", "classname", "file", "time", "tests", "failures", "errors", "line"]),
+                         st.one_of(_names, st.sampled_from(["nan", "-1", "1e999", "0", "tests/test_calc.py"])), max_size=5)
+
+
+@st.composite
+def _element(draw: st.DrawFn, depth: int = 0) -> str:
+    tag = draw(st.sampled_from(["testsuites", "testsuite", "testcase", "failure", "error", "skipped", "system-out",
+                                "properties", "x"]))
+    attrs = "".join(f" {k}={quoteattr(v)}" for k, v in draw(_attrs).items())
+    children = draw(st.lists(_element(depth + 1), max_size=3)) if depth < 4 else []
+    return f"<{tag}{attrs}>{''.join(children)}</{tag}>"
+
+
+def test_a_thousand_generated_junit_reports_parse_or_are_refused(tmp_path: Path) -> None:
+    seen = {"parsed": 0, "refused": 0}
+    path = tmp_path / "junit.xml"
+
+    @settings(max_examples=FILES, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.one_of(_element(), st.binary(max_size=200).map(lambda b: b.decode("latin-1"))), st.booleans())
+    def parse(body: str, declared: bool) -> None:
+        head = '<?xml version="1.0" encoding="utf-8"?>' if declared else ""
+        path.write_bytes((head + body).encode("utf-8", "surrogatepass"))
+        try:
+            report = parse_junit_xml(path)
+        except JUnitParseError as exc:
+            assert str(exc), "a refusal says why"
+            seen["refused"] += 1
+            return
+        seen["parsed"] += 1
+        assert all(report.status_of(i) in ("passed", "failed", "error", "skipped") for i in report.ids)
+
+    parse()
+    assert seen["parsed"] + seen["refused"] >= FILES and seen["parsed"] > 0, seen

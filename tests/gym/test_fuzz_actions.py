@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import pytest
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from repogym_gym.actions import ACTION_KINDS
 from repogym_gym.gym.registration import register_bundled
-from repogym_gym.task import Task
+from repogym_gym.task import Task, load_task
+from tests.helpers import CALC_SOURCE, GOLDEN_PATCH, HIDDEN_TESTS, VISIBLE_TESTS, tiny_spec
 
 #: Actions the bulk run sends (the issue's figure: at least 10,000 in CI).
 BULK_ACTIONS = 10_000
@@ -59,8 +62,19 @@ def _graded(value: Any) -> bool:
 
 
 @pytest.fixture(scope="module")
-def env(request: pytest.FixtureRequest) -> Iterator[gym.Env]:
-    task: Task = request.getfixturevalue("fuzz_task")
+def fuzz_task(tmp_path_factory: pytest.TempPathFactory) -> Task:
+    root: Path = tmp_path_factory.mktemp("fuzz-task")
+    for rel, text in {"repo/calc/__init__.py": CALC_SOURCE, "repo/tests/test_calc.py": VISIBLE_TESTS,
+                      "hidden/tests/test_calc_hidden.py": HIDDEN_TESTS, "solution.patch": GOLDEN_PATCH}.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    (root / "task.yaml").write_text(yaml.safe_dump(tiny_spec(), sort_keys=False))
+    return load_task(root)
+
+
+@pytest.fixture(scope="module")
+def env(fuzz_task: Task) -> Iterator[gym.Env]:
+    task = fuzz_task
     register_bundled()
     environment = gym.make("RepoGym/Task-v0", task=str(task.root), sandbox="local", max_steps=1_000_000,
                            disable_env_checker=True)
