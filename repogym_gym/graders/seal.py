@@ -18,7 +18,8 @@ The rewrite (:func:`seal_source`), per assertion of the file, in the order Pytho
 - ``assert not x``, ``assert x`` (a call, a name...): ``x`` is observed; ``assert a and b`` is two
   assertions; an assertion's message is dropped (it may quote the expected value);
 - ``with pytest.raises(E):`` (``raises``, ``self.assertRaises``): the qualified name of the exception
-  raised, or None, is observed, and ``E`` is dropped;
+  raised, or None, is observed, and ``E`` is dropped; with ``match=`` (any keyword or further
+  argument) its message is observed too, so the candidate's form never checks less than the golden's;
 - ``self.assertEqual(a, b)`` and unittest's other comparing assertions: like the comparison.
 
 Two forms are written from one file: the **golden** form keeps every assertion and only wraps the
@@ -112,18 +113,31 @@ def _repogym_observe(slot, value):
 
 
 class _repogym_raises:
-    def __init__(self, slot, inner=None):
-        self._slot, self._inner, self.type, self.value = slot, inner, None, None
+    def __init__(self, slot, inner=None, message=False):
+        self._slot, self._inner, self._message, self.type, self.value = slot, inner, message, None, None
 
     def __enter__(self):
         return self if self._inner is None else self._inner.__enter__()
 
     def __exit__(self, kind, value, traceback):
         self.type, self.value = kind, value
-        _repogym_observe(self._slot, None if kind is None else str(kind.__module__) + "." + str(kind.__qualname__))
+        seen = None if kind is None else str(kind.__module__) + "." + str(kind.__qualname__)
+        if self._message and kind is not None:
+            seen = (seen, str(value))
+        _repogym_observe(self._slot, seen)
         if self._inner is not None:
             return self._inner.__exit__(kind, value, traceback)
         return kind is not None and issubclass(kind, Exception)
+
+    @property
+    def typename(self):
+        return None if self.type is None else self.type.__name__
+
+    def match(self, regexp):
+        import re as _re
+
+        assert _re.search(regexp, str(self.value)), "Regex pattern did not match."
+        return True
 '''
 
 
@@ -272,8 +286,13 @@ class _Sealer(ast.NodeTransformer):
             if _is_raises(item.context_expr):
                 slot = len(self.lines)
                 self.lines.append(item.context_expr.lineno)
-                inner = item.context_expr if self.golden else ast.Constant(None)
-                item.context_expr = ast.Call(ast.Name(_RAISES, ast.Load()), [ast.Constant(slot), inner], [])
+                call = item.context_expr
+                assert isinstance(call, ast.Call)
+                # a message pattern (``match=``, a regex argument) is part of what the block checks: the
+                # candidate's form observes the message too, so sealing never checks less (round 23)
+                message = bool(call.keywords) or len(call.args) > 1
+                inner = call if self.golden else ast.Constant(None)
+                item.context_expr = ast.Call(ast.Name(_RAISES, ast.Load()), [ast.Constant(slot), inner, ast.Constant(message)], [])
         return node
 
     visit_With = _with  # noqa: N815 - ast's names

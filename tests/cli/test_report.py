@@ -167,7 +167,9 @@ def test_a_truncated_or_malformed_result_file_says_what_is_wrong_with_it(
     (run / "results" / "golden" / "alpha" / "1.json").write_text(text)
     code, _, err = run_main(["report", str(run)], capsys)
     assert code == 2
-    assert err.strip() == f"error: {run / 'results' / 'golden' / 'alpha' / '1.json'}: not a valid RunResult: {problem}"
+    assert err.strip() == (f"error: {run / 'results' / 'golden' / 'alpha' / '1.json'}: not a valid RunResult: {problem}; "
+                           f"resuming the run (the same `repogym run` with --out {run}) moves it to {run / 'quarantine'} "
+                           "and runs its episode again")
 
 
 def test_a_bad_report_format_is_one_error_line(run: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 
 from repogym_gym.grading import grade_patch
-from repogym_gym.task import Task
+from repogym_gym.task import Task, resolve_task
 from tests.helpers import CALC_SOURCE, MakeTask, make_patch, tiny_spec
 from tests.redteam.helpers import HIDDEN_ID, Start, assert_unearned_zero, attack, component, submit, write
 
@@ -73,3 +73,20 @@ def test_the_probe_finds_the_golden_observations_where_nothing_hides_them(make_t
     assert grade_patch(task, task.golden_patch()).score == 1.0  # the cache entry exists from here on
     result = grade_patch(task, make_patch("calc/__init__.py", CALC_SOURCE, _probe_source()))
     assert result.score == 1.0 and result.infra_error is None
+
+
+#: Round 23 (against 20ed6b3, tests/redteam/round23/): the golden refactor with its validation reordered
+#: (zone and service before weight, declared value before the economy rule): prices unchanged, other
+#: ValueErrors. The candidate's form kept only the exception's class of ``pytest.raises(..., match=...)``.
+REORDERED = (Path(__file__).parent / "round23" / "validation_reordered_rates.py").read_text()
+
+
+@attack("the judge", "a sealed pytest.raises(..., match=...) checked by class only: a refactor that raises other "
+        "messages (round 23)", local="score 0", confining="score 0")
+def test_a_sealed_raises_block_still_checks_the_message_it_matched(start: Start) -> None:
+    env = start(resolve_task("shipping-quote-refactor"))
+    write(env, "shipping/rates.py", REORDERED)
+    result = submit(env)
+    assert_unearned_zero(result)
+    differing = component(result, "tests")["details"]["sealed"]["differing"]
+    assert "tests/test_rates_hidden.py::test_validation_order" in differing
