@@ -120,6 +120,13 @@ class BaselineStore:
             self._memo[key] = baseline
             return baseline
 
+    def forget(self, task: Task) -> None:
+        """Drop the task's baseline from this store's memory (not from disk): the next ``get`` loads
+        and verifies the cached copy again, rebuilding it if it fails (e.g. it was removed under a
+        live workspace)."""
+        with self._lock:
+            self._memo.pop((task.id, task.fingerprint), None)
+
     def invalidate(self, task: Task) -> None:
         """Forget and delete the task's cached baseline (it is rebuilt on the next ``get``)."""
         with self._lock:

@@ -15,6 +15,7 @@ way a commit becomes a directory (task sources, mined tasks).
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import subprocess
@@ -35,6 +36,7 @@ __all__ = [
     "GitCommandError",
     "GitStore",
     "NumStat",
+    "disk_full_reason",
     "export_tree",
     "files_from_manifest",
     "git_apply",
@@ -280,8 +282,20 @@ class GitStore:
         self.git("fsck", "--full", "--no-dangling", "--no-progress")
 
 
-#: What git says when a write fails for want of space (ENOSPC, EDQUOT).
-_DISK_FULL = ("No space left on device", "Disk quota exceeded")
+#: What git says when a write fails for want of space (ENOSPC, EDQUOT; fast-import: "write error. Out of diskspace").
+_DISK_FULL = ("No space left on device", "Disk quota exceeded", "Out of diskspace")
+
+
+def disk_full_reason(exc: BaseException) -> str | None:
+    """"the disk is full" when ``exc`` is a write that failed for want of space, else None.
+
+    Recognises an ``OSError`` with ``ENOSPC`` / ``EDQUOT`` and a git command whose stderr says so
+    (git reports the errno as text only). Such a failure is the host's, never the submission's.
+    """
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return "the disk is full"
+    text = (exc.stderr or "") if isinstance(exc, GitCommandError) else str(exc)
+    return "the disk is full" if any(m in text for m in _DISK_FULL) else None
 
 
 def git_apply(patch: str, work_tree: Path, *, check_only: bool = False) -> None:

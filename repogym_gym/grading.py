@@ -33,6 +33,7 @@ from repogym_gym.errors import (
     SourceError,
     WorkspaceError,
 )
+from repogym_gym.gitstore import disk_full_reason
 from repogym_gym.graders import (
     CompositeGrader,
     ConstraintGrader,
@@ -184,7 +185,11 @@ def grade_workspace(
     start = time.monotonic()
     try:
         snapshot = workspace.snapshot()
-    except (WorkspaceError, OSError) as exc:  # the agent's own tree (work tree or git metadata destroyed)
+    except (WorkspaceError, OSError) as exc:  # the agent's own tree (work tree or git metadata destroyed)...
+        fault = workspace.baseline_fault() or disk_full_reason(exc)  # ...unless the host's cache or disk failed
+        if fault is not None:
+            return _failed(workspace.task, "snapshot", f"cannot snapshot the workspace: {fault} ({exc}); rerun the "
+                           "episode (the next reset rebuilds the baseline)", start, infra=True)
         return _failed(workspace.task, "snapshot", f"cannot snapshot the workspace: {exc}", start, infra=False)
     return grade_snapshot(workspace.task, workspace.baseline, snapshot, sandbox=sandbox, grader=grader)
 

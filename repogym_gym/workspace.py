@@ -29,7 +29,7 @@ from typing import BinaryIO
 
 from repogym_gym.baseline import Baseline, BaselineStore, copy_tree
 from repogym_gym.changes import CarryPolicy, ChangeSet, collect_changes
-from repogym_gym.errors import PathEscapeError, WorkspaceError
+from repogym_gym.errors import GitMetadataError, PathEscapeError, WorkspaceError
 from repogym_gym.gitstore import BASELINE_REF, CANDIDATE_REF, GitStore, NumStat, git_apply
 from repogym_gym.task import Task
 from repogym_gym.tree import check_parents, diff_manifests, force_rmtree, remove_path, scan_tree, write_file_safely
@@ -76,9 +76,10 @@ class Workspace:
         path: The work tree (``root/repo``).
     """
 
-    def __init__(self, task: Task, baseline: Baseline, root: Path) -> None:
+    def __init__(self, task: Task, baseline: Baseline, root: Path, store: BaselineStore | None = None) -> None:
         self.task = task
         self.baseline = baseline
+        self.store = store
         self.root = root
         self.path = root / "repo"
         self.git = GitStore(root / "git", alternate=baseline.store.git_dir)
@@ -121,7 +122,7 @@ class Workspace:
         except BaseException:
             shutil.rmtree(root, ignore_errors=True)
             raise
-        return cls(task, baseline, root)
+        return cls(task, baseline, root, store)
 
     # -- files -------------------------------------------------------------------------------
 
@@ -240,6 +241,36 @@ class Workspace:
         patch, numstat = self.git.diff(self.baseline.commit, candidate)
         self.git.git("update-ref", "-d", CANDIDATE_REF)  # the history keeps only the baseline commit
         return Snapshot(changes, patch, tuple(numstat))
+
+    def baseline_fault(self) -> str | None:
+        """Why the cached baseline this workspace borrows from can no longer be used, or None.
+
+        The workspace's git store reads the baseline's objects through git alternates and its
+        changes are classified against the baseline's tree, so a cache removed or damaged while
+        the episode runs (another process clearing ``<cache>/baselines``, a disk fault) makes the
+        snapshot fail for a reason the agent had no part in: grading reports it as an
+        infrastructure error, never as the submission's 0. Under bubblewrap and Docker the agent
+        cannot see the cache; under LocalSandbox (a guardrail) it could remove it itself. A fault
+        found also makes the workspace's store forget the baseline, so the next workspace verifies
+        the cached copy again and rebuilds it.
+        """
+        fault = self._baseline_fault()
+        if fault is not None and self.store is not None:
+            self.store.forget(self.task)  # the next workspace verifies the cache again (and rebuilds it)
+        return fault
+
+    def _baseline_fault(self) -> str | None:
+        store = self.baseline.store
+        if not self.baseline.tree.is_dir():
+            return f"the cached baseline tree {self.baseline.tree} of task {self.task.id!r} is gone"
+        if not (store.git_dir / "objects").is_dir() or not (store.git_dir / "HEAD").is_file():
+            return f"the cached baseline git store {store.git_dir} of task {self.task.id!r} is gone or incomplete"
+        try:
+            store.verify_commit(self.baseline.commit)
+        except GitMetadataError:
+            return (f"the cached baseline git store {store.git_dir} of task {self.task.id!r} no longer holds "
+                    f"commit {self.baseline.commit[:12]}")
+        return None
 
     def diff(self) -> str:
         """The carried changes as a git-format patch against the baseline."""

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import fcntl
 import os
-from collections.abc import Iterator
+import shutil
+import subprocess
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -109,3 +111,29 @@ def system_dirs() -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@pytest.fixture
+def small_tmpfs(tmp_path: Path) -> Iterator[Callable[[str], Path]]:
+    """Mounts small tmpfs filesystems for a disk-full test: ``small_tmpfs("1m")`` -> the mount point.
+
+    Root only (CI runs as root; elsewhere a skip, under ``CI=true`` a failure). Unmounted at teardown.
+    """
+    if os.geteuid() != 0 or not shutil.which("mount"):
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI=true needs root to mount the small tmpfs of a disk-full test")
+        pytest.skip("mounting a tmpfs needs root")
+    mounts: list[Path] = []
+
+    def mount(size: str) -> Path:
+        point = tmp_path / f"tmpfs{len(mounts)}"
+        point.mkdir()
+        subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(point)], check=True, timeout=30)
+        mounts.append(point)
+        return point
+
+    try:
+        yield mount
+    finally:
+        for point in reversed(mounts):
+            subprocess.run(["umount", "-l", str(point)], check=False, timeout=30)

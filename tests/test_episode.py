@@ -265,6 +265,31 @@ def test_submit_with_the_fix_terminates_with_the_graded_score(started: Episode) 
     assert started.done
 
 
+def test_a_baseline_removed_under_a_live_episode_is_an_infra_error_and_the_next_reset_rebuilds_it(
+    tiny_task: Task, tmp_path: Path
+) -> None:
+    """Issue 13: a cache cleared while an episode ran scored the fixed bug 0, counted as the agent's fault."""
+    import shutil
+
+    from repogym_gym.baseline import BaselineStore
+
+    env = Episode(tiny_task, store=BaselineStore(tmp_path / "cache"))
+    try:
+        env.reset()
+        env.step(FIX)
+        assert env.workspace is not None
+        shutil.rmtree(env.workspace.baseline.store.git_dir)
+        result = env.step(SUBMIT)
+        assert result.terminated and result.reward == 0.0
+        assert "git store" in result.info["infra_error"] and "rerun" in result.info["infra_error"]
+        env.reset()
+        env.step(FIX)
+        again = env.step(SUBMIT)
+        assert (again.reward, again.info.get("infra_error")) == (1.0, None)
+    finally:
+        env.close()
+
+
 def test_submit_without_the_fix_scores_zero_with_reasons(started: Episode) -> None:
     result = started.step(SUBMIT)
     assert result.terminated and result.reward == result.info["score"] == 0.0

@@ -430,19 +430,9 @@ def test_no_module_but_gitstore_starts_git() -> None:
 
 
 @pytest.fixture
-def full_disk(tmp_path: Path):  # noqa: ANN201 - a generator fixture
-    """A 256 KiB tmpfs mounted for the test (root only: CI runs as root; elsewhere a skip)."""
-    if os.geteuid() != 0 or not shutil.which("mount"):
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI=true needs root to mount the small tmpfs of the disk-full test")
-        pytest.skip("mounting a tmpfs needs root")
-    mount = tmp_path / "small"
-    mount.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount)], check=True, timeout=30)
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False, timeout=30)
+def full_disk(small_tmpfs) -> Path:  # noqa: ANN001 - tests/conftest.py's factory
+    """A 256 KiB tmpfs mounted for the test."""
+    return small_tmpfs("256k")
 
 
 def test_a_patch_that_fills_the_disk_is_the_host_s_fault_not_the_patch_s(full_disk: Path) -> None:

@@ -124,6 +124,64 @@ def test_grading_after_the_git_store_is_destroyed_fails_closed(tiny_task: Task) 
     assert [c.name for c in result.components] == ["snapshot"]
 
 
+def test_the_baseline_s_git_store_deleted_under_a_live_workspace_is_an_infrastructure_error(
+    tiny_task: Task, tmp_path: Path
+) -> None:
+    """Issue 13: deleting the cached git store under a live process made its open workspace score 0, counted as the
+    submission's fault (the workspace reads the baseline's objects through git alternates)."""
+    store = BaselineStore(tmp_path / "cache")
+    with Workspace.create(tiny_task, store=store) as ws:
+        ws.write("calc/__init__.py", FIXED_SOURCE)
+        shutil.rmtree(ws.baseline.store.git_dir)  # another process clearing the cache
+        result = grade_workspace(ws)
+    assert (result.score, result.passed) == (0.0, False)
+    assert result.infra_error is not None
+    assert str(store.get(tiny_task).store.git_dir) in result.infra_error and "rerun" in result.infra_error
+    assert grade_patch(tiny_task, GOLDEN_PATCH, store=store).score == 1.0  # the next episode rebuilds it
+
+
+def test_the_baseline_s_git_objects_emptied_under_a_live_workspace_is_an_infrastructure_error(
+    tiny_task: Task, tmp_path: Path
+) -> None:
+    store = BaselineStore(tmp_path / "cache")
+    with Workspace.create(tiny_task, store=store) as ws:
+        ws.write("calc/__init__.py", FIXED_SOURCE)
+        objects = ws.baseline.store.git_dir / "objects"
+        shutil.rmtree(objects)
+        objects.mkdir()
+        result = grade_workspace(ws)
+    assert result.infra_error is not None and "no longer holds commit" in result.infra_error
+
+
+def test_a_full_disk_while_freezing_the_submission_is_an_infrastructure_error(tiny_task: Task, small_tmpfs) -> None:  # noqa: ANN001
+    """Issue 13: git could not write the submission's objects for want of space, and the grade was the submission's 0."""
+    mount = small_tmpfs("1m")
+    with Workspace.create(tiny_task, parent_dir=mount) as ws:
+        ws.write("calc/__init__.py", FIXED_SOURCE + "# " + "x" * 4000 + "\n")
+        with open(mount / "filler", "wb") as fh:  # noqa: PTH123 - fill the rest of the filesystem
+            try:
+                while True:
+                    fh.write(b"\0" * 65536)
+                    fh.flush()
+            except OSError:
+                pass
+        result = grade_workspace(ws)
+        (mount / "filler").unlink()
+    assert (result.score, result.passed) == (0.0, False), result.components[0].messages
+    assert result.infra_error is not None and "the disk is full" in result.infra_error, result.components[0].messages
+
+
+def test_a_workspace_s_own_git_store_destroyed_stays_the_submission_s_zero(tiny_task: Task, tmp_path: Path) -> None:
+    """The check that names the cache never excuses what the agent reaches: its workspace's own store."""
+    store = BaselineStore(tmp_path / "cache")
+    with Workspace.create(tiny_task, store=store) as ws:
+        ws.write("calc/__init__.py", FIXED_SOURCE)
+        shutil.rmtree(ws.root / "git" / "objects")
+        assert ws.baseline_fault() is None
+        result = grade_workspace(ws)
+    assert (result.score, result.infra_error) == (0.0, None)
+
+
 def test_default_grader_follows_the_task_type(tiny_task: Task, starter_tasks: list[Task]) -> None:
     assert [(g.name, g.role) for g in default_grader(tiny_task).graders] == [("constraints", "gate"), ("tests", "objective")]
     perf = next(t for t in starter_tasks if t.spec.type == "perf")
