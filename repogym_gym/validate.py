@@ -12,7 +12,11 @@ A task is sound when (design doc 001, "Verification is a separate, explicit comm
    in context (:func:`~repogym_gym.answers.scan_for_answers`: ``diff`` against another release
    of the module would hand over the patch); where no confining sandbox runs, the check says
    so and passes, since such a machine confines no agent at all;
-6. no grade hit an infrastructure error.
+6. ``own_sandbox``: when validation itself ran in LocalSandbox (which applies none of the task's
+   ``limits``), the golden patch scores 1 once more in the sandbox an untrusted agent's episodes
+   get, under the task's limits: a ``memory_mb`` or ``max_processes`` too small for the test run
+   (or one the sandbox cannot apply) would zero every reward there while passing locally;
+7. no grade hit an infrastructure error.
 
 Example:
     >>> report = validate_task(load_task("task_suites/starter/parse-duration"))   # doctest: +SKIP
@@ -54,7 +58,7 @@ class TaskValidation(BaseModel):
     Attributes:
         task_id: The task.
         ok: Every check passed.
-        checks: baseline, noop, golden, repeatable, answer_hidden (in that order).
+        checks: baseline, noop, golden, repeatable, own_sandbox, answer_hidden (in that order).
         noop_score: Score of the empty submission.
         golden_scores: Score of each golden grade.
         duration_s: Seconds spent validating.
@@ -96,26 +100,44 @@ def _baseline_check(task: Task, noop: GradeResult) -> ValidationCheck:
     return ValidationCheck(name="baseline", ok=True, message=counts)
 
 
-def _answer_check(task: Task, store: BaselineStore | None, sandbox: Sandbox | None) -> ValidationCheck:
-    """The ``answer_hidden`` check, in ``sandbox`` if it confines, else in the sandbox an untrusted
-    agent's episodes of the task get (its ``environment.sandbox``, else ``auto``)."""
+def _agent_sandbox(task: Task) -> Sandbox:
+    """The sandbox an untrusted agent's episodes of ``task`` get: its ``environment.sandbox``, else bubblewrap.
+
+    Raises:
+        SandboxUnavailableError: when that sandbox cannot run on this machine.
+    """
+    wanted = task.spec.environment.sandbox or "auto"
+    return make_sandbox(wanted) if wanted != "auto" else make_sandbox("bwrap")
+
+
+def _not_confined(name: str, exc: Exception) -> ValidationCheck:
+    return ValidationCheck(name=name, ok=True, message=f"not checked: no confining sandbox runs here ({exc}); "
+                           "untrusted agents cannot be confined on this machine either")
+
+
+def _own_sandbox_check(task: Task, golden_patch: str, store: BaselineStore | None, own: Sandbox) -> ValidationCheck:
+    """The golden patch graded once in ``own`` (the agent's sandbox) under the task's limits."""
+    result = grade_patch(task, golden_patch, store=store, sandbox=own)
+    ok = result.score == 1.0 and result.passed and not result.infra_error
+    limits = {k: v for k, v in task.spec.limits.model_dump().items() if k in _SANDBOX_LIMITS and v is not None}
+    under = f"the task's limits {limits}" if limits else "the sandbox's default limits"
+    detail = "" if ok else " | " + " | ".join(m for c in result.components if not c.passed for m in c.messages[:3])
+    hint = "" if ok else "; the limits: section of task.yaml must leave room for the test run in that sandbox"
+    return ValidationCheck(name="own_sandbox", ok=ok,
+                           message=f"golden {result.summary()} in the {own.name} sandbox under {under}{detail}{hint}")
+
+
+#: The ``limits:`` fields a confining sandbox applies to each command (LocalSandbox applies none of them).
+_SANDBOX_LIMITS = ("cpu_s", "memory_mb", "max_processes", "file_size_mb", "tmp_size_mb", "disk_mb")
+
+
+def _answer_check(task: Task, store: BaselineStore | None, sandbox: Sandbox) -> ValidationCheck:
+    """The ``answer_hidden`` check, in ``sandbox`` (a confining one)."""
     name = "answer_hidden"
-    owned = sandbox is None or not sandbox.confining
-    if owned:
-        wanted = task.spec.environment.sandbox or "auto"
-        try:
-            sandbox = make_sandbox(wanted) if wanted != "auto" else make_sandbox("bwrap")
-        except SandboxUnavailableError as exc:
-            return ValidationCheck(name=name, ok=True, message=f"not checked: no confining sandbox runs here ({exc}); "
-                                   "untrusted agents cannot be confined on this machine either")
-    assert sandbox is not None
     try:
         scan = scan_for_answers(task, sandbox, store=store)
     except RepoGymError as exc:
         return ValidationCheck(name=name, ok=False, message=f"could not scan the {sandbox.name} sandbox: {exc}")
-    finally:
-        if owned:
-            sandbox.close()
     if scan.error:
         return ValidationCheck(name=name, ok=False, message=scan.error)
     if scan.copies:
@@ -179,8 +201,26 @@ def validate_task(
         message=f"{repeats} golden grades identical" if len(distinct) == 1
         else f"{len(distinct)} different outcomes in {repeats} golden grades: {[g.summary() for g in goldens]}",
     ))
-    say("answer scan")
-    checks.append(_answer_check(task, store, sandbox))
+    own, owned = sandbox, sandbox is None or not sandbox.confining
+    try:
+        if owned:
+            own = _agent_sandbox(task)
+    except SandboxUnavailableError as exc:
+        checks.extend([_not_confined("own_sandbox", exc), _not_confined("answer_hidden", exc)])
+    else:
+        assert own is not None
+        try:
+            if owned:
+                say(f"golden in {own.name}")
+                checks.append(_own_sandbox_check(task, golden_patch, store, own))
+            else:
+                checks.append(ValidationCheck(name="own_sandbox", ok=True,
+                                              message=f"the golden grades above ran in the {own.name} sandbox"))
+            say("answer scan")
+            checks.append(_answer_check(task, store, own))
+        finally:
+            if owned:
+                own.close()
     return TaskValidation(
         task_id=task.id, ok=all(c.ok for c in checks), checks=checks, noop_score=noop.score,
         golden_scores=[g.score for g in goldens], duration_s=time.monotonic() - start,

@@ -17,7 +17,7 @@ from tests.sandbox.helpers import require_bwrap
 # validation walks the system directories, where a red-team test plants golden look-alikes
 pytestmark = pytest.mark.usefixtures("system_dirs")
 
-CHECKS = ["baseline", "noop", "golden", "repeatable", "answer_hidden"]
+CHECKS = ["baseline", "noop", "golden", "repeatable", "own_sandbox", "answer_hidden"]
 
 
 def check(report: TaskValidation, name: str):  # noqa: ANN201
@@ -34,11 +34,14 @@ def test_the_tiny_task_is_sound(tiny_task: Task) -> None:
     assert report.golden_scores == [1.0, 1.0]
     assert report.failures() == []
     assert check(report, "baseline").message == "2 fail_to_pass fail, 2 pass_to_pass pass"
-    assert labels == ["noop", "golden 1/2", "golden 2/2", "answer scan"]
     answer = check(report, "answer_hidden").message
     if BubblewrapSandbox().available():
+        assert labels == ["noop", "golden 1/2", "golden 2/2", "golden in bwrap", "answer scan"]
+        assert check(report, "own_sandbox").message.startswith("golden PASS 1.000 ")
+        assert check(report, "own_sandbox").message.endswith("in the bwrap sandbox under the sandbox's default limits")
         assert answer.startswith("no copy of 1 golden file(s) or of their 1 hunk(s) among ") and "visible in the bwrap sandbox" in answer
     else:  # nothing confines an agent here: nothing to scan
+        assert labels == ["noop", "golden 1/2", "golden 2/2"]
         assert answer.startswith("not checked: no confining sandbox runs here")
 
 
@@ -85,6 +88,27 @@ def test_a_near_copy_holding_a_golden_hunk_fails_the_answer_check(make_task: Mak
     answer = check(report, "answer_hidden")
     assert answer.ok is False and f"calc/__init__.py at {release}/calc/__init__.py (hunk at line 1)" in answer.message
     assert all(c.ok for c in report.checks if c.name != "answer_hidden"), report.failures()
+
+
+def test_limits_too_small_for_the_task_s_own_sandbox_fail_validation(make_task: MakeTask) -> None:
+    """Issue 13: limits that zero every reward under bubblewrap passed `validate`, which grades in LocalSandbox
+    (it applies no limits): 16 MiB of address space starts no Python at all."""
+    require_bwrap()
+    report = validate_task(make_task(limits={"memory_mb": 16}), repeats=1)
+    own = check(report, "own_sandbox")
+    assert report.ok is False and own.ok is False
+    assert check(report, "golden").ok and check(report, "noop").ok  # locally nothing looks wrong
+    assert "in the bwrap sandbox under the task's limits {'memory_mb': 16}" in own.message
+    assert "must leave room for the test run" in own.message
+
+
+def test_validating_in_a_confining_sandbox_grades_the_golden_patch_there_once(make_task: MakeTask) -> None:
+    bwrap = require_bwrap()
+    labels: list[str] = []
+    report = validate_task(make_task(), repeats=1, sandbox=bwrap, progress=labels.append)
+    assert report.ok, report.failures()
+    assert labels == ["noop", "golden 1/1", "answer scan"]
+    assert check(report, "own_sandbox").message == "the golden grades above ran in the bwrap sandbox"
 
 
 def test_a_golden_patch_that_does_not_fix_fails_the_golden_check(make_task: MakeTask) -> None:

@@ -31,8 +31,9 @@ def validate_command(
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write the verdicts as JSON to this file.")] = None,
 ) -> None:
     """Check every task: baseline fails fail_to_pass and passes pass_to_pass, noop scores 0,
-    golden scores 1, repeated golden grades agree, and no file visible inside the task's sandbox
-    holds a golden version of a changed file. Exit code 0 only if all are sound."""
+    golden scores 1, repeated golden grades agree, the golden patch also scores 1 in the task's own
+    sandbox under its limits, and no file visible inside that sandbox holds a golden version of a
+    changed file. Exit code 0 only if all are sound."""
     for path in paths:  # a mistyped path must not pass as "0/0 tasks sound", exit 0
         if not discover_tasks(path):
             what = "is not a directory" if path.exists() and not path.is_dir() else "does not exist" if not path.exists() \
@@ -52,14 +53,15 @@ def validate_command(
             bar.advance(job)
     table = Table(title="repogym validate")
     table.add_column("task", no_wrap=True, min_width=max((len(t.id) for t in tasks), default=4))
-    for name in ("type", "baseline", "noop", "golden", "repeatable", "answer hidden"):
+    for name in ("type", "baseline", "noop", "golden", "repeatable", "own sandbox", "answer hidden"):
         table.add_column(name, no_wrap=True)
     table.add_column("seconds", justify="right")
     for task, res in zip(tasks, results, strict=False):
         marks = {c.name: ("[green]ok[/]" if c.ok else "[red]FAIL[/]") for c in res.checks}
         table.add_row(task.id, task.spec.type, marks.get("baseline", "-"), f"{marks.get('noop', '-')} {res.noop_score:.3f}",
                       f"{marks.get('golden', '-')} {_scores(res.golden_scores)}",
-                      marks.get("repeatable", "-"), marks.get("answer_hidden", "-"), f"{res.duration_s:.1f}")
+                      marks.get("repeatable", "-"), marks.get("own_sandbox", "-"), marks.get("answer_hidden", "-"),
+                      f"{res.duration_s:.1f}")
     out = stdout_console()
     out.print(table)
     bad = [r for r in results if not r.ok]
