@@ -41,6 +41,7 @@ from repogym_gym.safetext import first_surrogate, safe_text
 
 __all__ = [
     "ACTION_KINDS",
+    "TEXT_LIMITS",
     "Action",
     "ActionError",
     "EditAction",
@@ -55,6 +56,11 @@ __all__ = [
     "parse_action",
     "tool_schema",
 ]
+
+
+#: Most characters of each text field of an action (the gym action space declares the same): a Run
+#: command of 1 MB took 28 s to check, and no field is read past these.
+TEXT_LIMITS = {"path": 4096, "content": 2_000_000, "old": 200_000, "new": 2_000_000, "command": 20_000}
 
 
 class _Action(BaseModel):
@@ -75,31 +81,32 @@ class ReadAction(_Action):
     """Read a file of the repository."""
 
     kind: Literal["read"] = "read"
-    path: str = Field(description="File path relative to the repository root.")
+    path: str = Field(max_length=TEXT_LIMITS["path"], description="File path relative to the repository root.")
 
 
 class WriteAction(_Action):
     """Create or overwrite a file with the given content."""
 
     kind: Literal["write"] = "write"
-    path: str = Field(description="File path relative to the repository root.")
-    content: str = Field(description="The complete new content of the file.")
+    path: str = Field(max_length=TEXT_LIMITS["path"], description="File path relative to the repository root.")
+    content: str = Field(max_length=TEXT_LIMITS["content"], description="The complete new content of the file.")
 
 
 class EditAction(_Action):
     """Replace the one exact occurrence of ``old`` in a file with ``new``."""
 
     kind: Literal["edit"] = "edit"
-    path: str = Field(description="File path relative to the repository root.")
-    old: str = Field(min_length=1, description="Exact text to replace; must occur exactly once in the file.")
-    new: str = Field(description="Replacement text.")
+    path: str = Field(max_length=TEXT_LIMITS["path"], description="File path relative to the repository root.")
+    old: str = Field(min_length=1, max_length=TEXT_LIMITS["old"],
+                     description="Exact text to replace; must occur exactly once in the file.")
+    new: str = Field(max_length=TEXT_LIMITS["new"], description="Replacement text.")
 
 
 class RunAction(_Action):
     """Run a shell command in the repository (allowlisted programs only)."""
 
     kind: Literal["run"] = "run"
-    command: str = Field(min_length=1, description="Shell command, e.g. 'grep -rn parse_ src'.")
+    command: str = Field(min_length=1, max_length=TEXT_LIMITS["command"], description="Shell command, e.g. 'grep -rn parse_ src'.")
 
 
 class TestAction(_Action):
@@ -113,7 +120,7 @@ class ListFilesAction(_Action):
     """List files of the repository under a directory."""
 
     kind: Literal["list_files"] = "list_files"
-    path: str = Field(".", description="Directory relative to the repository root ('.' for all).")
+    path: str = Field(".", max_length=TEXT_LIMITS["path"], description="Directory relative to the repository root ('.' for all).")
 
 
 class SubmitAction(_Action):
@@ -171,8 +178,8 @@ def _from_mapping(data: Mapping[str, Any]) -> Any:
         if isinstance(args, str):
             try:
                 args = json.loads(args) if args.strip() else {}
-            except json.JSONDecodeError as exc:
-                raise ActionError(f"tool call arguments are not valid JSON: {exc}") from None
+            except (ValueError, RecursionError) as exc:  # JSONDecodeError; an integer of over 4,300 digits
+                raise ActionError(f"tool call arguments are not valid JSON: {_json_problem(exc)}") from None
         if not isinstance(args, Mapping):
             raise ActionError(f"tool call arguments must be an object, got {type(args).__name__}")
         data = {"kind": data["name"], **args}
@@ -180,7 +187,10 @@ def _from_mapping(data: Mapping[str, Any]) -> Any:
         return _from_mapping(data["function"])
     kind = data.get("kind")
     if hasattr(kind, "__index__") and not isinstance(kind, bool):  # int, numpy integer
-        index = operator.index(kind)  # type: ignore[arg-type]  # it has __index__, checked above
+        try:
+            index = operator.index(kind)  # type: ignore[arg-type]  # it has __index__, checked above
+        except (TypeError, ValueError):  # a numpy array has __index__ and refuses it
+            raise ActionError(f"kind must be a kind name or an integer index, got a {type(kind).__name__}") from None
         if not 0 <= index < len(ACTION_KINDS):
             raise ActionError(f"kind index {index} is out of range 0..{len(ACTION_KINDS) - 1}")
         model = ACTION_MODELS[ACTION_KINDS[index]]
@@ -193,6 +203,14 @@ def _from_mapping(data: Mapping[str, Any]) -> Any:
     except ValidationError as exc:
         problems = "; ".join(validation_problems(exc, model=ACTION_MODELS[data["kind"]], skip=1))
         raise ActionError(f"invalid {data['kind']!r} action: {problems}") from None
+
+
+def _json_problem(exc: BaseException) -> str:
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg} at character {exc.pos}"
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    return str(exc).split(";")[0]  # "Exceeds the limit (4300 digits) for integer string conversion"
 
 
 def parse_action(action: Any) -> Any:
@@ -212,8 +230,8 @@ def parse_action(action: Any) -> Any:
             action = json.loads(text)
         except RecursionError:
             raise ActionError("action text is nested too deeply to be an action") from None
-        except json.JSONDecodeError as exc:
-            raise ActionError(f"action text is not JSON ({exc.msg} at character {exc.pos}); send e.g. "
+        except ValueError as exc:  # JSONDecodeError; an integer of over 4,300 digits
+            raise ActionError(f"action text is not JSON ({_json_problem(exc)}); send e.g. "
                               '{"kind": "read", "path": "README.md"}') from None
     if not isinstance(action, Mapping):
         raise ActionError(f"an action must be an object with a 'kind', got {type(action).__name__}")

@@ -192,6 +192,35 @@ def test_text_that_is_not_json_is_refused_with_an_example() -> None:
         parse_action("read the file please")
 
 
+def test_a_five_thousand_digit_integer_is_refused_as_an_action_error() -> None:
+    """Issue 13: json.loads raises a plain ValueError past 4,300 digits, which escaped the parser."""
+    digits = "9" * 5000
+    with pytest.raises(ActionError, match=r"action text is not JSON \(Exceeds the limit \(4300 digits\)"):
+        parse_action('{"kind": "read", "path": ' + digits + "}")
+    with pytest.raises(ActionError, match=r"tool call arguments are not valid JSON: Exceeds the limit"):
+        parse_action({"name": "read", "arguments": '{"path": ' + digits + "}"})
+
+
+def test_a_numpy_array_as_kind_is_refused_as_an_action_error() -> None:
+    """Issue 13: an ndarray has __index__, and operator.index raised TypeError out of the parser."""
+    np = pytest.importorskip("numpy")
+    with pytest.raises(ActionError, match="kind must be a kind name or an integer index, got a ndarray"):
+        parse_action({"kind": np.array([1, 2]), "path": "a.py"})
+
+
+@pytest.mark.parametrize(("field", "action"), [
+    ("command", {"kind": "run", "command": "echo " + "a" * 1_000_000}),
+    ("path", {"kind": "read", "path": "a" * 5000}),
+    ("old", {"kind": "edit", "path": "a.py", "old": "x" * 200_001, "new": ""}),
+])
+def test_a_field_past_its_text_limit_is_refused_naming_the_limit(field: str, action: dict[str, Any]) -> None:
+    """Issue 13: checking a 1 MB Run command took 28 s; the limits are the action space's own."""
+    from repogym_gym.actions import TEXT_LIMITS
+
+    with pytest.raises(ActionError, match=f"{field}: String should have at most {TEXT_LIMITS[field]} characters"):
+        parse_action(action)
+
+
 def test_tool_call_arguments_that_are_not_json_are_refused() -> None:
     with pytest.raises(ActionError, match="tool call arguments are not valid JSON"):
         parse_action({"name": "read", "arguments": "{path: a.py"})

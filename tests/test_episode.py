@@ -290,6 +290,31 @@ def test_a_baseline_removed_under_a_live_episode_is_an_infra_error_and_the_next_
         env.close()
 
 
+def _issue13_actions() -> list[Any]:
+    import numpy as np
+
+    return [
+        '{"kind": "read", "path": ' + "9" * 5000 + "}",  # a 5,000-digit JSON integer
+        {"kind": np.array([0, 1]), "path": "calc/__init__.py"},  # a numpy array as kind
+        {"kind": "run", "command": "echo " + "a" * 1_000_000},  # a 1 MB command
+        {"kind": "write", "path": "a/" * 1999 + "b", "content": "x"},  # 2,000 parts within 4,096 characters
+        {"kind": "read", "path": "a/" * 1999 + "b"},
+        {"kind": "edit", "path": "a/" * 1999 + "b", "old": "x", "new": "y"},
+    ]
+
+
+@pytest.mark.parametrize("index", range(6))
+def test_issue_13_actions_are_observations_never_exceptions(started: Episode, index: int) -> None:
+    """Each input of issue 13's "Exceptions out of env.step()" list gives an error observation, and the episode goes on."""
+    started_at = time.monotonic()
+    result = started.step(_issue13_actions()[index])
+    assert time.monotonic() - started_at < 30
+    assert not result.terminated and not result.truncated
+    assert result.observation.error and result.info["action_error"] == result.observation.error
+    result.observation.text.encode("utf-8")  # valid UTF-8
+    assert started.step({"kind": "read", "path": "calc/__init__.py"}).observation.error is None
+
+
 def test_submit_without_the_fix_scores_zero_with_reasons(started: Episode) -> None:
     result = started.step(SUBMIT)
     assert result.terminated and result.reward == result.info["score"] == 0.0

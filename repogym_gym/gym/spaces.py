@@ -23,15 +23,13 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector.utils.shared_memory import create_shared_memory, read_from_shared_memory, write_to_shared_memory
 
-from repogym_gym.actions import ACTION_KINDS
+from repogym_gym.actions import ACTION_KINDS, TEXT_LIMITS
 from repogym_gym.episode import MAX_OBSERVATION_CHARS
 
 __all__ = ["ACTION_SPACE", "NO_EXIT_CODE", "OBSERVATION_SPACE", "TEXT_LIMITS", "UnicodeText", "action_space", "observation_space"]
 
 #: ``exit_code`` when the step ran no command.
 NO_EXIT_CODE = -(2**31)
-#: Maximum length (characters) of each text field.
-TEXT_LIMITS = {"path": 4096, "content": 2_000_000, "old": 200_000, "new": 2_000_000, "command": 20_000}
 _SAMPLE_CHARS = string.ascii_letters + string.digits + " ._-/"
 _SAMPLE_MAX = 32
 _INT = np.int64
