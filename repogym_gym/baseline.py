@@ -26,14 +26,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from repogym_gym.errors import PatchError, SetupError, WorkspaceError
+from repogym_gym.errors import PatchError, SetupError, TaskError, WorkspaceError
 from repogym_gym.gitstore import BASELINE_REF, GitStore, files_from_manifest, git_apply
 from repogym_gym.paths import (
     default_cache_dir,  # re-exported: the cache's public home was here
 )
 from repogym_gym.sandbox import LocalSandbox, Sandbox
 from repogym_gym.sources import materialize
-from repogym_gym.task import Task
+from repogym_gym.task import Task, read_patch
 from repogym_gym.tree import Entry, Manifest, git_mode, scan_tree
 from repogym_gym.venvs import ensure_venv, grader_venv, venv_environ
 
@@ -192,7 +192,9 @@ class BaselineStore:
             if not patch.is_file():
                 raise SetupError(f"task {task.id!r}: repo.patches names {rel!r}, which is not a file of the task")
             try:
-                git_apply(patch.read_text(encoding="utf-8"), tree)
+                git_apply(read_patch(patch, what=f"task {task.id!r}: repo.patches {rel!r}"), tree)
+            except TaskError as exc:
+                raise SetupError(str(exc)) from None
             except PatchError as exc:
                 raise SetupError(f"task {task.id!r}: repo.patches {rel!r} does not apply to the source: {exc}") from None
 

@@ -26,17 +26,32 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
-from repogym_gym.errors import TaskNotFoundError, TaskSpecError, validation_problems
+from repogym_gym.errors import TaskError, TaskNotFoundError, TaskSpecError, validation_problems
 from repogym_gym.paths import bundled_suites_dir
 from repogym_gym.spec import LocalSource, TaskSpec, TaskType
 from repogym_gym.tree import scan_tree
 from repogym_gym.yamlfile import load_yaml, read_yaml_bytes
 
 __all__ = ["Task", "discover_tasks", "dump_yaml", "format_validation_error", "load_task", "load_tasks", "parse_spec",
-           "parse_spec_file", "resolve_suite", "resolve_task"]
+           "parse_spec_file", "read_patch", "resolve_suite", "resolve_task"]
 
 TASK_FILE = "task.yaml"
 SOLUTION_FILE = "solution.patch"
+
+
+def read_patch(path: Path, *, what: str) -> str:
+    """The text of a patch file, byte-exact: no newline translation (a CRLF patch stays CRLF, as git
+    reads it) and bytes that are not UTF-8 carried as surrogate escapes, which
+    :func:`~repogym_gym.gitstore.git_apply` writes back as the same bytes. Grading, validation and
+    the golden agent all read patches here, so they see the same bytes.
+
+    Raises:
+        TaskError: naming ``what`` and the path when the file cannot be read.
+    """
+    try:
+        return path.read_bytes().decode("utf-8", "surrogateescape")
+    except OSError as exc:
+        raise TaskError(f"{what} at {path} cannot be read: {exc.strerror or exc}") from None
 
 
 @dataclass(frozen=True)
@@ -77,14 +92,15 @@ class Task:
         return self.root / SOLUTION_FILE
 
     def golden_patch(self) -> str:
-        """The golden patch text.
+        """The golden patch text, byte-exact (see :func:`read_patch`).
 
         Raises:
             TaskNotFoundError: when the task has no ``solution.patch``.
+            TaskError: when it cannot be read.
         """
         if not self.solution_path.is_file():
             raise TaskNotFoundError(f"task {self.id!r} has no golden patch at {self.solution_path}")
-        return self.solution_path.read_text(encoding="utf-8")
+        return read_patch(self.solution_path, what=f"task {self.id!r}: the golden patch")
 
     @cached_property
     def fingerprint(self) -> str:

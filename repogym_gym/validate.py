@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from repogym_gym.answers import scan_for_answers
 from repogym_gym.baseline import BaselineStore
-from repogym_gym.errors import RepoGymError, SandboxUnavailableError, TaskNotFoundError
+from repogym_gym.errors import RepoGymError, SandboxUnavailableError, TaskError
 from repogym_gym.grading import grade_patch
 from repogym_gym.results import GradeResult
 from repogym_gym.sandbox import Sandbox, make_sandbox
@@ -184,7 +184,7 @@ def validate_task(
     checks.append(ValidationCheck(name="noop", ok=noop_ok, message=f"noop {noop.summary()}"))
     try:
         golden_patch = task.golden_patch()
-    except TaskNotFoundError as exc:
+    except TaskError as exc:  # none (TaskNotFoundError), or unreadable
         checks.append(ValidationCheck(name="golden", ok=False, message=str(exc)))
         return TaskValidation(task_id=task.id, ok=False, checks=checks, noop_score=noop.score, duration_s=time.monotonic() - start)
     goldens = []

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from repogym_gym.errors import TaskNotFoundError, TaskSpecError
 from repogym_gym.task import Task, discover_tasks, load_task, load_tasks
-from tests.helpers import CALC_SOURCE, STARTER, MakeTask, tiny_spec
+from tests.helpers import CALC_SOURCE, GOLDEN_PATCH, STARTER, MakeTask, tiny_spec
 
 STARTER_IDS = ["dedupe-contacts-perf", "pagination-off-by-one", "parse-duration", "shipping-quote-refactor"]
 
@@ -70,6 +70,38 @@ def test_golden_patch_is_read_from_solution_patch(tiny_task: Task) -> None:
 def test_task_without_solution_patch_raises_when_asked_for_it(make_task: MakeTask) -> None:
     task = make_task(patch=None)
     with pytest.raises(TaskNotFoundError, match="task 'tiny-calc' has no golden patch at .*solution.patch"):
+        task.golden_patch()
+
+
+def test_the_golden_patch_is_read_byte_exact(make_task: MakeTask) -> None:
+    """Issue 13: a CRLF golden patch was read with newline translation (validate applied LF, what git
+    rejects), and one holding bytes that are not UTF-8 raised UnicodeDecodeError (exit 3)."""
+    task = make_task()
+    raw = GOLDEN_PATCH.replace("\n", "\r\n").encode() + b"# caf\xe9\r\n"
+    task.solution_path.write_bytes(raw)
+    text = task.golden_patch()
+    assert "\r\n" in text
+    assert text.encode("utf-8", "surrogateescape") == raw
+
+
+def test_a_golden_patch_that_is_not_utf8_grades_its_own_bytes(make_task: MakeTask) -> None:
+    from repogym_gym.grading import grade_patch
+
+    patch = GOLDEN_PATCH.replace(" def add(a, b):\n", " def add(a, b):\n+    # caf\udce9 (latin-1)\n", 1).replace(
+        "@@ -1,5 +1,5 @@", "@@ -1,5 +1,6 @@", 1)
+    task = make_task()
+    task.solution_path.write_bytes(patch.encode("utf-8", "surrogateescape"))
+    result = grade_patch(task, task.golden_patch())
+    assert (result.score, result.infra_error) == (1.0, None)
+    assert "caf\udce9" in result.patch or "caf\ufffd" in result.patch  # the grade's patch text shows the byte
+
+
+def test_an_unreadable_golden_patch_is_a_task_error_naming_it(make_task: MakeTask) -> None:
+    from repogym_gym.errors import TaskError
+
+    task = make_task(patch=None)
+    task.solution_path.symlink_to("/proc/self/mem")  # a regular file whose read fails (EIO), even as root
+    with pytest.raises(TaskError, match=r"task 'tiny-calc': the golden patch at .*solution.patch cannot be read: "):
         task.golden_patch()
 
 

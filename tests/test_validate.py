@@ -122,6 +122,16 @@ def test_a_golden_patch_that_does_not_fix_fails_the_golden_check(make_task: Make
     assert any(f.startswith("golden: ") for f in report.failures())
 
 
+def test_a_crlf_golden_patch_is_validated_as_grading_reads_it(make_task: MakeTask) -> None:
+    """Issue 13: validate read solution.patch with newline translation and called a CRLF patch sound,
+    while grade_patch on the file's own bytes (and git) rejects it."""
+    task = make_task()
+    task.solution_path.write_bytes(task.solution_path.read_bytes().replace(b"\n", b"\r\n"))
+    report = validate_task(task, repeats=1)
+    golden = check(report, "golden")
+    assert golden.ok is False and "patch does not apply" in golden.message
+
+
 def test_a_task_without_a_golden_patch_fails_the_golden_check(make_task: MakeTask) -> None:
     report = validate_task(make_task(patch=None), repeats=1)
     assert report.ok is False

@@ -11,7 +11,15 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from repogym_gym.errors import AgentInfraError
+from repogym_gym.errors import (
+    AgentInfraError,
+    PatchError,
+    PathEscapeError,
+    SandboxError,
+    SetupError,
+    SourceError,
+    WorkspaceError,
+)
 from repogym_gym.sandbox import warn_unconfined
 from repogym_gym.task import Task
 
@@ -37,7 +45,9 @@ class Agent(Protocol):
 
     ``act`` raising :class:`~repogym_gym.errors.AgentInfraError` means the agent's backend
     failed (the runner retries the episode); any other exception ends the episode, which is
-    graded as it stands and recorded with ``agent_error``.
+    graded as it stands and recorded with ``agent_error``. ``begin`` failing for a reason outside
+    the agent (setup, sandbox, workspace or OS errors: a full disk under the golden agent's
+    scratch copy) is an ``AgentInfraError`` too, never the agent's 0.
     """
 
     name: str
@@ -169,7 +179,8 @@ def run_episode(env: Any, agent: Agent | AgentBase, *, seed: int | None = None, 
     warning filter).
 
     Raises:
-        AgentInfraError: when the agent's backend failed; the episode is left unfinished.
+        AgentInfraError: when the agent's backend failed, or its ``begin`` failed for a reason outside it
+            (setup, sandbox, workspace or OS errors); the episode is left unfinished.
     """
     agent = as_agent(agent)
     start = time.monotonic()
@@ -183,7 +194,13 @@ def run_episode(env: Any, agent: Agent | AgentBase, *, seed: int | None = None, 
     agent_error = None
     try:
         agent.attach(env, deadline)
-        agent.begin(task)
+        try:
+            agent.begin(task)
+        except Exception as exc:
+            if _outside_the_agent(exc):  # e.g. the golden agent's scratch workspace on a full disk
+                raise AgentInfraError(f"the agent's setup failed for a reason outside the agent: {type(exc).__name__}: "
+                                      f"{exc}") from exc
+            raise
         while not (terminated or truncated) and steps < max_steps:
             if deadline is not None and time.monotonic() >= deadline:
                 timed_out = True
@@ -204,6 +221,15 @@ def run_episode(env: Any, agent: Agent | AgentBase, *, seed: int | None = None, 
         steps += 1
     return EpisodeOutcome(task.id, total, steps, bool(terminated), bool(truncated or not terminated), info,
                           timed_out=timed_out, agent_error=agent_error, duration_s=time.monotonic() - start)
+
+
+def _outside_the_agent(exc: Exception) -> bool:
+    """An exception of an agent's ``begin`` that is the machine's or the cache's fault, not the agent's or
+    the task's: setup, source, sandbox and workspace failures (a patch that does not apply and a path
+    that escapes stay the agent's), and OS errors (disk full, a missing binary)."""
+    if isinstance(exc, (PatchError, PathEscapeError)):
+        return False
+    return isinstance(exc, (SetupError, SourceError, SandboxError, WorkspaceError, OSError))
 
 
 def _sandbox_name(env: Any) -> str | None:

@@ -14,7 +14,14 @@ import pytest
 from repogym_gym.agents import Agent, GoldenAgent, NoopAgent, golden_actions
 from repogym_gym.commands import check_command
 from repogym_gym.episode import Episode
-from repogym_gym.errors import PatchError, TaskNotFoundError
+from repogym_gym.errors import (
+    AgentInfraError,
+    DiskFullError,
+    GitMetadataError,
+    PatchError,
+    SetupError,
+    TaskNotFoundError,
+)
 from repogym_gym.task import Task
 from repogym_gym.workspace import Snapshot, Workspace
 from tests.helpers import FIXED_SOURCE, GOLDEN_PATCH, STARTER, MakeTask
@@ -187,3 +194,52 @@ def test_as_agent_gives_a_duck_typed_agent_the_hooks_it_lacks() -> None:
     assert closed == [True]
     golden = GoldenAgent()
     assert as_agent(golden) is golden and golden.trusted is True
+
+
+class _BeginFails:
+    """An agent whose ``begin`` raises ``exc`` (what the golden agent's scratch workspace raises on a full disk)."""
+
+    name, trusted = "begin-fails", True
+
+    def __init__(self, exc: Exception) -> None:
+        self.exc = exc
+
+    def begin(self, task: Task) -> None:
+        raise self.exc
+
+    def act(self, observation: Any, info: Any) -> Any:
+        return {"kind": "submit"}
+
+
+@pytest.mark.parametrize("exc", [
+    OSError(28, "No space left on device"),
+    DiskFullError("no space left to apply a patch"),
+    SetupError("setup command failed"),
+    GitMetadataError("git metadata missing"),
+])
+def test_an_agent_setup_that_fails_outside_the_agent_is_an_infra_error(tiny_task: Task, exc: Exception) -> None:
+    """Issue 13: a crash inside an agent's own setup (the golden agent building its plan on a full disk) was graded 0."""
+    import gymnasium as gym
+
+    from repogym_gym.agents import run_episode
+
+    env = gym.make("RepoGym/Task-v0", task=str(tiny_task.root))
+    try:
+        with pytest.raises(AgentInfraError, match="the agent's setup failed for a reason outside the agent"):
+            run_episode(env, _BeginFails(exc))
+    finally:
+        env.close()
+
+
+def test_an_agent_setup_that_fails_on_its_own_is_the_agent_s_error_and_graded(tiny_task: Task) -> None:
+    import gymnasium as gym
+
+    from repogym_gym.agents import run_episode
+
+    env = gym.make("RepoGym/Task-v0", task=str(tiny_task.root))
+    try:
+        outcome = run_episode(env, _BeginFails(PatchError("the golden patch does not apply")))
+    finally:
+        env.close()
+    assert outcome.agent_error == "PatchError: the golden patch does not apply"
+    assert (outcome.total_reward, outcome.info["score"]) == (0.0, 0.0)
