@@ -32,13 +32,13 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from repogym_gym.errors import MiningError, TaskSpecError
 from repogym_gym.mine.mutation import MutationOptions, MutationReport, mine_mutations
 from repogym_gym.paths import default_cache_dir
 from repogym_gym.sources import materialize_source
-from repogym_gym.spec import PypiSource, TestSpec
+from repogym_gym.spec import PypiSource, TestSpec, check_sha256
 from repogym_gym.task import format_validation_error
 from repogym_gym.venvs import ensure_venv
 from repogym_gym.yamlfile import load_yaml_file
@@ -83,6 +83,11 @@ class PackageRecipe(BaseModel):
     seed: int = 0
     max_steps: int = 30
     test_timeout_s: float = 300.0
+
+    @field_validator("sha256")
+    @classmethod
+    def _sha256(cls, v: str) -> str:
+        return check_sha256(v)  # `mine mutate --sha256 zz` reached the download as an internal error
 
     def source(self) -> PypiSource:
         return PypiSource(type="pypi", package=self.package, version=self.version, sha256=self.sha256)

@@ -8,10 +8,12 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
 from repogym_gym.cli.output import stdout_console
+from repogym_gym.errors import TaskSpecError, validation_problems
 from repogym_gym.mine.history import HistoryOptions, mine_history
 from repogym_gym.mine.mutation import MutationReport, operator_yield
 from repogym_gym.spec import TestSpec
@@ -72,8 +74,11 @@ def mutate(
     Every path is checked in the unpacked sdist before any environment is built or test run.
     ``repogym mine recipe`` does the same from a recipe file (the recommended way: it is kept).
     """
-    recipe = PackageRecipe(package=package, version=version, sha256=sha256, requirements=with_pytest(requirement or []),
-                           tests=tests, files=file, pythonpath=pythonpath or ["."], tasks=tasks, seed=seed)
+    try:
+        recipe = PackageRecipe(package=package, version=version, sha256=sha256, requirements=with_pytest(requirement or []),
+                               tests=tests, files=file, pythonpath=pythonpath or ["."], tasks=tasks, seed=seed)
+    except ValidationError as exc:  # one line naming the option and its value, exit 2
+        raise TaskSpecError("; ".join(f"--{line}" for line in validation_problems(exc, model=PackageRecipe))) from None
     out.mkdir(parents=True, exist_ok=True)
     err = Console(stderr=True)
     report = mine_package(recipe, out, progress=lambda line: err.print(line, highlight=False))

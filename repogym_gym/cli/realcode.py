@@ -14,6 +14,7 @@ from rich.table import Table
 from repogym_gym.cli.output import stdout_console
 from repogym_gym.mainjob import run_main_job
 from repogym_gym.paths import realcode_recipe
+from repogym_gym.suites import load_recipe
 
 __all__ = ["DEFAULT_RECIPE", "realcode_command"]
 
@@ -28,6 +29,7 @@ def realcode_command(
 ) -> None:
     """Build (or load from the cache) the real-code suite, validate every task, and run the golden
     and noop agents through gym.make. Exit code 0 only if every golden earns 1 and every noop 0."""
+    load_recipe(recipe)  # a missing or malformed recipe is one error line, before any progress bar is drawn
     err = Console(stderr=True)
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   TimeElapsedColumn(), console=err, transient=True) as bar:

@@ -11,7 +11,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from repogym_gym.cli.output import stdout_console
-from repogym_gym.errors import TaskNotFoundError
+from repogym_gym.errors import RunError, TaskNotFoundError
 from repogym_gym.task import discover_tasks, load_tasks
 from repogym_gym.validate import TaskValidation, validate_task
 
@@ -22,6 +22,15 @@ def _scores(scores: list[float]) -> str:
     if scores and len(set(scores)) == 1:
         return f"{scores[0]:.3f} x{len(scores)}"
     return " ".join(f"{s:.3f}" for s in scores)
+
+
+def _check_writable(path: Path) -> None:
+    """Raise RunError unless ``path`` can be written (it is created empty, then filled at the end)."""
+    try:
+        with path.open("a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise RunError(f"--json {path} cannot be written: {exc.strerror or exc}") from None
 
 
 def validate_command(
@@ -40,6 +49,8 @@ def validate_command(
                 else "holds no task.yaml at or below it"
             raise TaskNotFoundError(f"{path} {what}; give a task directory or a suite of them")
     tasks = load_tasks(paths, ids=task_id or None)
+    if json_out is not None:  # refused now, not after every task was validated (it ended as an internal error)
+        _check_writable(json_out)
     results: list[TaskValidation] = []
     err = Console(stderr=True)
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
@@ -69,6 +80,9 @@ def validate_command(
         for line in res.failures():
             out.print(f"[red]{res.task_id}[/] {line}", highlight=False, soft_wrap=True)
     if json_out is not None:
-        json_out.write_text("[" + ",\n".join(r.model_dump_json() for r in results) + "]\n")
+        try:
+            json_out.write_text("[" + ",\n".join(r.model_dump_json() for r in results) + "]\n")
+        except OSError as exc:
+            raise RunError(f"--json {json_out} cannot be written: {exc.strerror or exc}") from None
     out.print(f"{len(results) - len(bad)}/{len(results)} tasks sound")
     raise typer.Exit(1 if bad else 0)

@@ -198,3 +198,15 @@ def test_help_works_for_every_command(runner: CliRunner, command: list[str]) -> 
     assert result.exit_code == 0, result.output
     assert "Usage:" in result.stdout
     assert "Traceback" not in result.output
+
+
+def test_validate_with_an_unwritable_json_path_exits_two_before_validating(
+    tiny_task: Task, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 13: an unwritable --json failed only after every task was validated, as an internal error (exit 3)."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    target = blocker / "verdicts.json"  # a path under a plain file: unwritable even for root
+    code, out, err = run_main(["validate", str(tiny_task.root), "--json", str(target)], capsys)
+    assert code == 2 and out == ""
+    assert err.startswith(f"error: --json {target} cannot be written: Not a directory")

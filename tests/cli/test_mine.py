@@ -67,3 +67,17 @@ def test_mine_recipe_refuses_a_malformed_recipe(tmp_path: Path, capsys: pytest.C
     assert code == 2 and "recipe.yaml: packages.0.version: Field required" in err
     code, _, err = run_main(["mine", "recipe", str(tmp_path / "nope.yaml")], capsys)
     assert code == 2 and "nope.yaml is not a file" in err
+
+
+def test_mine_mutate_with_a_malformed_sha256_is_one_line_naming_the_option(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Issue 13: `mine mutate --sha256 zz` reached the download and ended as an internal error (exit 3)."""
+    code, _, err = run_main(["mine", "mutate", "--package", "toolz", "--version", "1.0.0", "--sha256", "zz", "--tests",
+                             "toolz/tests", "--file", "toolz/itertoolz.py", "--out", str(tmp_path / "out")], capsys)
+    assert code == 2
+    assert err == "error: --sha256: sha256 'zz' must be 64 hex characters (e.g. the output of `sha256sum FILE`)\n"
+    assert not (tmp_path / "out").exists()
+
+
+def test_realcode_with_a_missing_recipe_is_one_line_naming_the_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = run_main(["realcode", "--recipe", str(tmp_path / "nope.yaml")], capsys)
+    assert code == 2 and err.startswith(f"error: {tmp_path / 'nope.yaml'}") and "Traceback" not in err

@@ -121,3 +121,21 @@ def test_one_episode_is_not_plural(tiny_task: Task, tmp_path: Path, capsys: pyte
     code, stdout, stderr = run_main(["run", str(tiny_task.root), "--agent", "noop", "--out", str(tmp_path / "run")], capsys)
     assert code == 0, stderr
     assert "1 episode in " in stdout
+
+
+@pytest.mark.parametrize("holds_lock", [False, True])
+def test_a_read_only_out_is_one_error_exit_two(
+    tiny_task: Task, small_tmpfs, capsys: pytest.CaptureFixture[str], holds_lock: bool  # noqa: ANN001
+) -> None:
+    """Issue 13: an unwritable --out (here a read-only filesystem, which binds root too) is refused up front."""
+    import subprocess
+
+    mount = small_tmpfs("1m")
+    out = mount / "run"
+    if holds_lock:  # a results directory from an earlier run
+        out.mkdir()
+        (out / ".lock").write_text("")
+    subprocess.run(["mount", "-o", "remount,ro", str(mount)], check=True, timeout=30)
+    code, stdout, stderr = run_main(["run", str(tiny_task.root), "--agent", "noop", "--out", str(out)], capsys)
+    assert code == 2 and "Traceback" not in stdout + stderr
+    assert stderr.startswith(f"error: {out}: cannot create the results directory: Read-only file system")
