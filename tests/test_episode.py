@@ -315,6 +315,29 @@ def test_issue_13_actions_are_observations_never_exceptions(started: Episode, in
     assert started.step({"kind": "read", "path": "calc/__init__.py"}).observation.error is None
 
 
+JUNIT_UNKNOWN_ENCODING = """
+import os as _o, sys as _s
+for _a in _s.argv:
+    if _a.startswith("--junitxml="):
+        _p = _a.split("=", 1)[1]
+        with open(_p, "w") as _f:
+            _f.write('<?xml version="1.0" encoding="x-no-such-codec"?><testsuites><testsuite name="pytest" tests="1">'
+                     '<testcase classname="tests.test_calc" name="test_add" file="tests/test_calc.py"/></testsuite></testsuites>')
+        _o.chmod(_p, 0o444)
+"""
+
+
+def test_a_junit_report_declaring_an_unknown_encoding_is_an_invalid_run_through_the_test_action(started: Episode) -> None:
+    """Issue 13: through the Test action, a report naming an unknown encoding raised LookupError out of step()."""
+    started.step({"kind": "write", "path": "calc/__init__.py", "content": CALC_SOURCE + JUNIT_UNKNOWN_ENCODING})
+    result = started.step({"kind": "test"})
+    assert not result.terminated
+    assert result.observation.text.startswith("The test run is invalid and would score 0: no usable test report")
+    assert "the JUnit report cannot be parsed (LookupError)" in result.observation.text
+    graded = started.step(SUBMIT)
+    assert (graded.reward, graded.info.get("infra_error")) == (0.0, None)
+
+
 def test_submit_without_the_fix_scores_zero_with_reasons(started: Episode) -> None:
     result = started.step(SUBMIT)
     assert result.terminated and result.reward == result.info["score"] == 0.0

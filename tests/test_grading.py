@@ -5,6 +5,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from repogym_gym.baseline import BaselineStore
 from repogym_gym.grading import default_grader, grade_patch, grade_workspace
 from repogym_gym.task import Task
@@ -169,6 +171,20 @@ def test_a_full_disk_while_freezing_the_submission_is_an_infrastructure_error(ti
         (mount / "filler").unlink()
     assert (result.score, result.passed) == (0.0, False), result.components[0].messages
     assert result.infra_error is not None and "the disk is full" in result.infra_error, result.components[0].messages
+
+
+def test_a_patch_that_fills_the_disk_is_an_infra_error_of_grade_patch(
+    tiny_task: Task, small_tmpfs, monkeypatch: pytest.MonkeyPatch  # noqa: ANN001
+) -> None:
+    """Issue 13: "patch does not apply: No space left on device" was graded as the submission's 0."""
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(small_tmpfs("512k")))  # workspaces are made here
+    big = "".join(f"+line {i:06d} {'x' * 60}\n" for i in range(12000))  # ~800 KB
+    patch = f"diff --git a/big.txt b/big.txt\nnew file mode 100644\n--- /dev/null\n+++ b/big.txt\n@@ -0,0 +1,12000 @@\n{big}"
+    result = grade_patch(tiny_task, patch)
+    assert (result.score, result.passed) == (0.0, False)
+    assert result.infra_error is not None and "no space left to apply a patch" in result.infra_error
 
 
 def test_a_workspace_s_own_git_store_destroyed_stays_the_submission_s_zero(tiny_task: Task, tmp_path: Path) -> None:
