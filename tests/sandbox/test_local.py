@@ -67,6 +67,32 @@ def test_the_survivor_probe_sees_a_live_marked_process() -> None:
     assert processes_with(marker) == []
 
 
+def test_a_command_dies_with_its_killed_parent(tmp_path: Path) -> None:
+    """Issue 13: under local, a killed run's pytest (and the perf task's benchmark) ran on. The command
+    now carries a parent-death signal, so SIGKILL of the process that started it ends it."""
+    marker = unique_sleep()
+    head, tail = marker[:3], marker[3:]  # the parent's own command line must not hold the marker
+    code = (f"from repogym_gym.sandbox import LocalSandbox; "
+            f"LocalSandbox().run(['sleep', {head!r} + {tail!r}], cwd={str(tmp_path)!r}, timeout_s=300)")
+    parent = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        deadline = time.monotonic() + 30
+        while not processes_with(marker) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert processes_with(marker), "the command never started"
+    finally:
+        parent.kill()
+        parent.wait()
+    assert wait_until_gone(marker, within_s=5.0) == []
+
+
+def test_the_parent_death_signal_changes_nothing_the_command_sees(tmp_path: Path) -> None:
+    result = LocalSandbox().run(["bash", "-c", "echo $$ $PPID; exit 3"], cwd=tmp_path, timeout_s=30)
+    assert result.exit_code == 3 and result.argv == ["bash", "-c", "echo $$ $PPID; exit 3"]
+    pid, ppid = (int(x) for x in result.stdout.split())
+    assert ppid == os.getpid() and pid != ppid  # setpriv exec'd bash: no process in between
+
+
 @pytest.fixture
 def sandbox() -> LocalSandbox:
     return LocalSandbox()
