@@ -295,6 +295,13 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
     sources, _sha256 = J["sources"], J["sha256"]
     compiled_left = [1 << 20]  # characters of run-time code the record carries (1 MiB)
     generators = ("/dataclasses.py", "/collections/__init__.py")  # dataclass methods, namedtuple's __new__
+    # where trusted code compiles for the grader (assertion rewriting, -m/-k expressions, skip conditions,
+    # doctests, mock signatures, generated methods, type hints) and ast.parse, which builds a tree and runs
+    # nothing (a tree compiled later is unmeasured run-time code); the import system needs no entry: a
+    # module's own bytes are recognised as its file's below
+    code_builders = ("/types.py",)  # types.coroutine sets a flag on a generator's code: the only trusted builder
+    compile_sites = ("/_pytest/assertion/rewrite.py", "/_pytest/mark/expression.py", "/_pytest/skipping.py", "/ast.py",
+                     "/doctest.py", "/unittest/mock.py", "/typing.py", "/attr/_make.py", *generators)
 
     def note_unmeasured(why):
         if why not in unmeasured:
@@ -305,9 +312,13 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
         written at run time, a ForwardRef, a dataclass's methods) goes into the record for the
         quality limits to measure on the host: what runs is measured, not only what was carried.
         A file's own bytes (a module imported as it is on disk) are measured there already."""
-        if J["submission_frame"](caller) is None and _get_ident() == state.get("judged_ident"):
-            return  # on pytest's thread with no frame of the submission: the grader's own (a thread the
-            # code under test started has only threading's frames, so every other thread counts)
+        if J["submission_frame"](caller) is None and _get_ident() == state.get("judged_ident") and caller is not None \
+                and (kind_of_file(caller.f_code.co_filename) == "grader" or caller.f_code.co_filename in runner_bytes or (
+                    kind_of_file(caller.f_code.co_filename) == "trusted" and caller.f_code.co_filename.endswith(compile_sites))):
+            return  # on pytest's thread with no frame of the submission, compiled by the grader or a library that
+            # writes code (a thread the code under test started has only threading's frames, so every other
+            # thread counts). Not any trusted caller: red-team round 24 ran the original code by exec from a
+            # weakref.finalize callback, whose only frames are weakref's and the one it interrupted.
         into = compiled
         if caller is not None and kind_of_file(caller.f_code.co_filename) == "trusted" and \
                 caller.f_code.co_filename.endswith(generators):
@@ -337,6 +348,13 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
                 own = None
             if own == data:
                 return
+        if _type(source) is _bytes:
+            for line in source.split(b"\n", 2)[:2]:
+                low = line.lower().replace(b"_", b"-")
+                if b"#" in line and b"coding" in low and b"utf-8" not in low and b"utf8" not in low:
+                    # bytes decoded by their own cookie: the text recorded would not be what ran (red-team round 24)
+                    note_unmeasured("bytes with an encoding declaration were compiled at run time")
+                    return
         if text in compiled_seen:
             return
         if _len(text) > compiled_left[0] or _len(compiled) + _len(J["generated"]) >= 4096:
@@ -511,10 +529,12 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
         if event == "marshal.loads" or event == "marshal.load":
             return on_unmarshal(event, caller)
         if event == "code.__new__":
-            if kind_of_file(args[1]) != "submission" and not deliberate(caller, ("replace", "CodeType")):
+            builder = deliberate(caller, ("replace", "CodeType")) and caller.f_code.co_filename.endswith(code_builders)
+            if kind_of_file(args[1]) != "submission" and not builder:
                 return _RuntimeError, f"code built to claim {args[1]!s} ({where(caller)})"
-            if (J["submission_frame"](caller) is not None or _get_ident() != state.get("judged_ident")) and \
-                    not deliberate(caller, ("replace", "CodeType")):
+            if not builder:
+                # Whoever calls: red-team round 24 built one from a weakref finalizer, whose frames are
+                # weakref's and the one it interrupted, and any trusted frame names str.replace.
                 # CPython runs a code object's bytecode unchecked: one LOAD_CONST past co_consts gave
                 # round 21 a view of the whole address space and the record's HMAC key with it. Trusted
                 # code that builds one itself (types.coroutine sets a flag) is not the submission's doing.

@@ -74,8 +74,8 @@ class QualityGrader:
             return component(self, score=0.0, passed=False, messages=[str(exc)],
                              details={"violations": {name: ["unmeasurable"] for name in rules}})
         try:
-            held = {f"{rel} (source in a string at line {line})": tree for rel in changed if rel in modules
-                    for line, tree in _source_in_strings(modules[rel], rel)}
+            held = {f"{rel} (source in a string at {where})": tree for rel in changed if rel in modules
+                    for where, tree in _source_in_strings(modules[rel], rel)}
         except _Unmeasurable as exc:
             return component(self, score=0.0, passed=False, messages=[str(exc)],
                              details={"violations": {name: ["unmeasurable"] for name in rules}})
@@ -141,8 +141,8 @@ def _modules(repo: Path, paths: list[str], changed: list[str]) -> dict[str, ast.
     return modules
 
 
-def _source_in_strings(tree: ast.Module, rel: str) -> list[tuple[int, ast.Module]]:
-    """(line, module) for every string or bytes literal of a changed file that parses as Python
+def _source_in_strings(tree: ast.Module, rel: str) -> list[tuple[str, ast.Module]]:
+    """(where, module) for every string or bytes literal of a changed file that parses as Python
     statements (red-team round 14: the original code kept as a string and run through a builtin
     reached as ``vars(print.__self__).get("exec")``, a ForwardRef, ``inspect.signature(eval_str=True)``,
     ``mock``'s ``get_original``, or a module written at run time and imported): code held as data
@@ -159,14 +159,21 @@ def _source_in_strings(tree: ast.Module, rel: str) -> list[tuple[int, ast.Module
         text = node.value if isinstance(node.value, bytes) else node.value.encode("utf-8", "surrogatepass")
         if b"\n" not in text and b";" not in text:
             continue
-        try:
-            held = parse_module(text, rel)
-        except NestedTooDeep:
-            raise _Unmeasurable(f"cannot measure {rel}: a string at line {node.lineno} nests too deeply for the parser") from None
-        except (SyntaxError, ValueError):
-            continue
-        if any(not isinstance(stmt, ast.Expr) or not isinstance(stmt.value, (ast.Constant, ast.Name)) for stmt in held.body):
-            found.append((node.lineno, held))
+        # Both ways the data can run: as text (exec of a str ignores a coding cookie) and as bytes
+        # (exec of bytes, or a module written from it, honours one). Red-team round 24 held the
+        # original code behind "# coding: raw_unicode_escape", harmless when parsed one way only.
+        readings: list[str | bytes] = [node.value.decode("utf-8", "surrogateescape") if isinstance(node.value, bytes) else node.value]
+        if b"coding" in b"\n".join(text.split(b"\n", 2)[:2]):  # only a cookie makes the bytes read otherwise
+            readings.append(text)
+        for number, reading in enumerate(readings):
+            try:
+                held = parse_module(reading, rel)
+            except NestedTooDeep:
+                raise _Unmeasurable(f"cannot measure {rel}: a string at line {node.lineno} nests too deeply for the parser") from None
+            except (SyntaxError, ValueError):
+                continue
+            if any(not isinstance(stmt, ast.Expr) or not isinstance(stmt.value, (ast.Constant, ast.Name)) for stmt in held.body):
+                found.append((f"line {node.lineno}" + (", its coding cookie honoured" if number else ""), held))
     return found
 
 
@@ -234,13 +241,16 @@ def runtime_code_violations(texts: tuple[str, ...], unmeasured: tuple[str, ...],
     lengths_held = [True] * len(texts)
     for text in generated:
         try:
-            shaped = _generated_shape(parse_module(text.encode("utf-8", "surrogatepass"), "<generated>"))
+            shaped = _generated_shape(parse_module(text, "<generated>"))
         except (SyntaxError, ValueError):
             shaped = False
         texts, lengths_held = (*texts, text), [*lengths_held, not shaped]
     for number, (text, hold_length) in enumerate(zip(texts, lengths_held, strict=True), 1):
         try:
-            tree = parse_module(text.encode("utf-8", "surrogatepass"), f"<run-time code {number}>")
+            # parsed as the str that ran: exec of a str ignores a coding cookie, and bytes parsed here
+            # honoured one (red-team round 24: "# coding: raw_unicode_escape" turned the original code
+            # into one harmless string for the host while it ran whole)
+            tree = parse_module(text, f"<run-time code {number}>")
         except NestedTooDeep:  # the judged process may raise its own recursion limit to compile it
             found.append(f"run-time code {number}: nested too deeply to be measured")
             continue

@@ -152,6 +152,44 @@ def test_a_code_object_built_by_the_submission_voids_the_run(start: Start, tiny_
     assert invalid and "a code object built at run time" in invalid, invalid
 
 
+#: Round 24 (against 86243b3): the same, built from a weakref.finalize callback that the garbage collector
+#: runs with only weakref's frame and the one it interrupts on the stack, with the fix switched on once the
+#: code object exists (1.0 under bwrap and docker): who calls no longer decides, only types.coroutine may.
+BUILT_IN_A_FINALIZER = """
+import gc as _gc
+import weakref as _weakref
+
+_HOLD = []
+
+
+def _probe():
+    return 0
+
+
+class _Cycle:
+    pass
+
+
+_gc.collect()
+_cycle = _Cycle()
+_cycle.me = _cycle
+_weakref.finalize(_cycle, _HOLD.extend, map(type(_probe.__code__).replace, [_probe.__code__]))
+del _cycle
+"""
+
+
+@attack("the judge", "code object built at run time from a garbage-collector finalizer, no frame of the submission "
+        "on the stack (round 24)", local="score 0", confining="score 0")
+def test_a_code_object_built_from_a_finalizer_voids_the_run(start: Start, tiny_task: Task) -> None:
+    fixed = CALC_SOURCE.replace("    return a - b", "    return a + b if _HOLD else a - b", 1)
+    env = start(tiny_task)
+    write(env, "calc/__init__.py", fixed + BUILT_IN_A_FINALIZER)
+    result = submit(env)
+    assert_unearned_zero(result)
+    invalid = component(result, "tests")["details"]["invalid"]
+    assert invalid and "a code object built at run time" in invalid, invalid
+
+
 #: Round 22 (against a456acd, tests/redteam/round22/): a memoryview of a BufferedReader's buffer kept
 #: past its life (bpo-15994, open in CPython 3.11) stretched a bytearray over the address space;
 #: /proc/self/maps named the live mappings, where the HMAC pads were found and a tapped record

@@ -358,3 +358,90 @@ def test_statements_joined_by_semicolons_are_not_an_infra_error(start: Start, re
     result = submit(env)
     assert result.info.get("infra_error") is None, result.info.get("infra_error")
     assert result.reward == 0.0 and component(result, "quality")["messages"], result.observation.text  # the noop's limits
+
+
+# -- 6. red-team round 24 (against 86243b3): run-time code the host parsed otherwise, or never saw ---------
+
+def _quote_source(task: Task) -> str:
+    source = original(task)
+    return source[source.index("def quote("):source.index("def format_price(")]
+
+
+def _format_price(task: Task) -> str:
+    source = original(task)
+    return source[source.index("def format_price("):]
+
+
+def _cookie_held(task: Task, cookie: str) -> str:
+    """rates.py running the original ``quote`` from a string that starts with a coding cookie."""
+    body = _quote_source(task)
+    if cookie == "raw_unicode_escape":  # as bytes: one string expression; as the str that ran: the whole quote()
+        held = "# coding: raw_unicode_escape\n_ = 0  # \\u000a'''\n" + body + "# \\u000a'''\n"
+    else:  # as bytes: no parse at all ("bogus" is no codec), so nothing was measured
+        held = "# coding: bogus\n" + body
+    return (DOCSTRING + f"_IMPL = {held!r}\n\n_ns = {{'__name__': __name__}}\n"
+            'getattr(print.__self__, "ex" + "ec")(_IMPL, _ns)\nquote = _ns["quote"]\n\n\n' + _format_price(task))
+
+
+@attack(G, "original code exec'd from a string behind a coding cookie the host honoured and exec ignores (round 24)",
+        local="score 0", confining="score 0")
+@pytest.mark.parametrize("cookie", ["bogus", "raw_unicode_escape"])
+def test_run_time_code_is_measured_as_the_text_that_ran(start: Start, refactor: Task, cookie: str) -> None:
+    """exec of a str ignores a coding cookie; the host parsed the recorded text as bytes, which honours it, and
+    skipped what did not parse (or measured one harmless string): 1.0 for an unrefactored quote() under bwrap
+    and docker. Both the static check of string literals and the run-time record now read it as it ran."""
+    env = start(refactor)
+    write(env, RATES, _cookie_held(refactor, cookie))
+    behaviour_holds(env)
+    result = submit(env)
+    assert_unearned_zero(result)
+    static = quality_of(result)["messages"]  # the literal, read as the str that runs
+    assert any("(source in a string at line 3):" in m and "quote: 26 complexity > 8" in m for m in static), static
+    # and the judge's record of what was compiled: CPython announces exec of a str as its UTF-8 bytes, so the
+    # judge cannot tell which reading ran, and a cookie other than UTF-8 leaves the code unmeasured
+    recorded = component(result, "tests")["messages"]
+    assert "run-time code: bytes with an encoding declaration were compiled at run time, so the quality limits " \
+           "cannot be said to hold" in recorded, recorded
+
+
+FINALIZER_EXEC = '''
+
+import base64 as _base64
+import gc as _gc
+import weakref as _weakref
+
+_ns = {{"__name__": __name__}}
+
+
+def quote(weight_grams, zone, service="standard", *, declared_value=0, member=False):
+    """Price in cents to ship one parcel."""
+    return _ns["quote"](weight_grams, zone, service, declared_value=declared_value, member=member)
+
+
+class _Cycle:
+    pass
+
+
+_gc.collect()
+_cycle = _Cycle()
+_cycle.me = _cycle
+_weakref.finalize(_cycle, getattr(print.__self__, "ex" + "ec"), _base64.b64decode({blob!r}).decode(), _ns)
+del _cycle
+'''
+
+
+@attack(G, "original code exec'd by a weakref.finalize callback, with no frame of the submission on the stack (round 24)",
+        local="score 0", confining="score 0")
+def test_run_time_code_compiled_from_a_finalizer_is_measured(start: Start, refactor: Task) -> None:
+    """The judge took a compile on pytest's thread with no frame of the submission for the grader's own; the
+    garbage collector ran the finalizer with only weakref's frame and the one it interrupted (1.0 under bwrap
+    and docker). Only the grader and the libraries that write code for it compile unrecorded now."""
+    import base64
+
+    blob = base64.b64encode(_quote_source(refactor).encode()).decode()
+    env = start(refactor)
+    write(env, RATES, DOCSTRING + FINALIZER_EXEC.format(blob=blob).lstrip("\n") + "\n\n" + _format_price(refactor))
+    result = submit(env)  # (the message below proves the finalizer ran, so quote() worked)
+    assert_unearned_zero(result)
+    recorded = component(result, "tests")["messages"]
+    assert any(m.startswith("run-time code 1") and "complexity 26 > 8" in m for m in recorded), recorded
