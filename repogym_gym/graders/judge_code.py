@@ -7,6 +7,17 @@ reaches them.
 """
 
 
+#: Where trusted code compiles for the grader (assertion rewriting, -m/-k expressions, skip conditions,
+#: doctests, mock signatures, type hints, attrs' methods) and ast.parse, which builds a tree and runs
+#: nothing (a tree compiled later is unmeasured run-time code). The import system needs no entry: a
+#: module's own bytes are recognised as its file's. Any other compile is run-time code whoever calls it
+#: (red-team round 24 exec'd from a weakref.finalize callback, with no frame of the submission).
+COMPILE_SITES = ("/_pytest/assertion/rewrite.py", "/_pytest/mark/expression.py", "/_pytest/skipping.py", "/ast.py",
+                 "/doctest.py", "/unittest/mock.py", "/typing.py", "/attr/_make.py")
+#: The one trusted code that builds code objects: types.coroutine sets a flag on a generator's code.
+CODE_BUILDERS = ("/types.py",)
+
+
 def build(J):  # noqa: C901, N803 - J is the policy's closure state, as in judge_policy
     """Add ``kind_of_file``, ``is_submission``, ``submission_frame``, ``where``, ``holder_of_frames``,
     ``compile_grader_files`` and ``verify_module`` to ``J`` (after :func:`_core`'s ``violate``,

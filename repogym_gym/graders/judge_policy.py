@@ -295,13 +295,7 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
     sources, _sha256 = J["sources"], J["sha256"]
     compiled_left = [1 << 20]  # characters of run-time code the record carries (1 MiB)
     generators = ("/dataclasses.py", "/collections/__init__.py")  # dataclass methods, namedtuple's __new__
-    # where trusted code compiles for the grader (assertion rewriting, -m/-k expressions, skip conditions,
-    # doctests, mock signatures, generated methods, type hints) and ast.parse, which builds a tree and runs
-    # nothing (a tree compiled later is unmeasured run-time code); the import system needs no entry: a
-    # module's own bytes are recognised as its file's below
-    code_builders = ("/types.py",)  # types.coroutine sets a flag on a generator's code: the only trusted builder
-    compile_sites = ("/_pytest/assertion/rewrite.py", "/_pytest/mark/expression.py", "/_pytest/skipping.py", "/ast.py",
-                     "/doctest.py", "/unittest/mock.py", "/typing.py", "/attr/_make.py", *generators)
+    code_builders, compile_sites = judge_code.CODE_BUILDERS, (*judge_code.COMPILE_SITES, *generators)
 
     def note_unmeasured(why):
         if why not in unmeasured:
