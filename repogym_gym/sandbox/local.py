@@ -58,7 +58,9 @@ class LocalSandbox(SandboxBase):
         """
         full_env = scrubbed_env(env, allowlist=self._allowlist)
         # the command dies with this process: a killed run's pytest (and the perf benchmark) used to run on
-        wrapped = [_SETPRIV, "--pdeathsig", "KILL", "--", *argv] if _SETPRIV else list(argv)
+        # (only a program that can start: otherwise run_process reports why it could not, as before)
+        startable = bool(argv) and shutil.which(argv[0]) is not None and os.path.isdir(cwd)
+        wrapped = [_SETPRIV, "--pdeathsig", "KILL", "--", *argv] if _SETPRIV and startable else list(argv)
         return run_process(wrapped, cwd=cwd, env=full_env, timeout_s=timeout_s, output_limit_bytes=output_limit_bytes,
                            display_argv=argv)
 

@@ -251,7 +251,7 @@ def test_a_module_too_large_to_parse_is_unmeasurable(start: Start, make_task: Ma
     from 63 MB to 2 GB. Source past the grader's parse budget is unmeasurable (score 0), unparsed."""
     env = start(make_task(constraints={"max_function_length": 50}))
     fixed(env)
-    write(env, "calc/big.py", "".join(f"v{i} = {i}\n" for i in range(400_000)))
+    write(env, "calc/big.py", "".join(f"v{i} = {i}\n" for i in range(100_000)))
     result = submit(env)
     assert_unearned_zero(result)
     quality = component(result, "quality")
