@@ -404,6 +404,8 @@ class TestSpec(StrictModel):
                     f"command {self.command!r} must start with 'pytest' or 'python -m pytest' when "
                     "runner is 'pytest' (set runner: generic for other test commands)"
                 )
+        elif self.sealed:
+            raise ValueError("sealed: true needs runner: pytest (the judge's signed record carries the observations)")
         return self
 
     def test_files(self) -> list[str]:

@@ -1,7 +1,8 @@
 """The judge's ledger: test items bound at collection, outcomes accepted only from pytest's own flow,
-and the record the hook writes at the end (part of :mod:`judge_policy`).
+sealed tests' observations, and the record the hook writes at the end (part of :mod:`judge_policy`).
 
-:func:`build` adds ``on_runner`` (the runner's ``repogym.judge`` events) to the policy's state ``J``;
+:func:`build` adds ``on_runner`` (the runner's ``repogym.judge`` events) and ``on_observe`` (a sealed
+test's ``repogym.observe``) to the policy's state ``J``;
 no closure here looks a global up.
 """
 
@@ -440,10 +441,63 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         handler = {"collected": on_collected, "begin": on_begin, "call": on_call}.get(op)
         return on_end() if op == "end" else handler(args[0])
 
+    _bool, _float, _complex, _bytes, _repr, _hex = J["bool"], J["float"], J["complex"], J["bytes"], J["repr"], J["hex"]
+    _class_module, _class_qualname, _Exception = J["class_module"], J["class_qualname"], J["Exception"]
+    plain, _none = (_bool, _float, _complex, _str, _bytes), _type(None)
+    observed = {}  # scored node id -> [observations, chained SHA-256] of its sealed assertions
+
+    def canon(value, depth):
+        """An observed value's canonical text (:mod:`seal`): exact builtin types only, read without
+        running any code of the value's own (no ``__eq__``, ``__repr__``, ``__iter__`` of a subclass)."""
+        kind = _type(value)
+        if depth > 64:
+            return "deep"
+        if kind is _int:
+            return "int:" + _hex(value)  # no decimal digit limit
+        if kind is _none or _any(kind is k for k in plain):
+            return _class_qualname(kind) + ":" + _repr(value)
+        if kind is _list or kind is _tuple:
+            return _class_qualname(kind) + "[" + ",".join([canon(item, depth + 1) for item in value]) + "]"
+        if kind is _set or kind is _frozenset:
+            return _class_qualname(kind) + "{" + ",".join(_sorted([canon(item, depth + 1) for item in value])) + "}"
+        if kind is _dict:
+            return "dict{" + ",".join(_sorted([canon(k, depth + 1) + ":" + canon(v, depth + 1) for k, v in value.items()])) + "}"
+        module = _class_module(kind)
+        return "object:" + (module if _type(module) is _str else "?") + "." + _class_qualname(kind)
+
+    def on_observe(args, caller):
+        """A sealed test's observation, ``sys.audit("repogym.observe", slot, value)`` from its file's
+        ``_repogym_observe``, chained into its test's digest for the record. Only that function of a
+        verified test file makes one, with no frame of the submission on the stack (so an assertion in
+        a callback the code under test calls voids the run: seal it out, or assert after the call);
+        an observation on another thread or outside a scored test is not compared (nor in the golden run)."""
+        if _len(args) != 2 or _type(args[0]) is not _int:
+            return "an observation without its slot and value"
+        if caller is None or _id(caller.f_code) not in verified or caller.f_code.co_name != "_repogym_observe":
+            return f"an observation was made outside a sealed test file's own function ({where(caller)})"
+        bad = submission_frame(caller)
+        if bad is not None:
+            return f"an observation was reached through code of the submission ({where(bad)})"
+        current = state["current"]
+        if _get_ident() != state["judged_ident"] or current is None or not scored(current):
+            return None
+        try:
+            text = canon(args[1], 0)
+        except _Exception as exc:  # noqa: BLE001 - a value too large to write out is one value
+            text = "unreadable:" + name_of(exc)
+        digest = _sha256((_hex(args[0]) + ":" + text).encode("utf-8", "surrogatepass")).digest()
+        entry = observed.get(current)
+        if entry is None:
+            entry = observed[current] = [0, b""]
+        entry[0], entry[1] = entry[0] + 1, _sha256(entry[1] + digest).digest()
+        return None
+
     def finish(exit_code):
         code = exit_code if _type(exit_code) is _int and 0 <= exit_code <= 255 else 3
         record_json = ", ".join(f"{jstr(k)}: {jstr(v)}" for k, v in _sorted(ledger.items()))
-        payload = (f'{{"exit_code": {code}, "record": {{{record_json}}}, "violations": [{", ".join(_map(jstr, violations))}], '
+        seen_json = ", ".join(f"{jstr(k)}: [{v[0]}, {jstr(v[1].hex())}]" for k, v in _sorted(observed.items()))
+        payload = (f'{{"exit_code": {code}, "record": {{{record_json}}}, "observed": {{{seen_json}}}, '
+                   f'"violations": [{", ".join(_map(jstr, violations))}], '
                    f'"compiled": [{", ".join(_map(jstr, J["compiled"]))}], '
                    f'"unmeasured": [{", ".join(_map(jstr, J["unmeasured"]))}], '
                    f'"generated": [{", ".join(_map(jstr, J["generated"]))}]}}')
@@ -458,4 +512,4 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
     def jstr(text):
         return '"' + text.translate(escapes) + '"'
 
-    J.update(on_runner=on_runner)
+    J.update(on_runner=on_runner, on_observe=on_observe)

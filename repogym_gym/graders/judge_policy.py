@@ -55,7 +55,8 @@ memory does: CPython is not memory-safe against the code it runs).
 
 Events of the runner (``sys.audit("repogym.judge", op, *args)``): ``init``, ``collected``,
 ``collect_error``, ``hooks``, ``begin``, ``call``, ``raised``, ``returned``, ``report``, ``end``,
-``monkeypatch``, ``sessionfinish``, ``finish``.
+``monkeypatch``, ``sessionfinish``, ``finish``; of a sealed test file, ``repogym.observe`` (slot, value):
+its observations go into the signed record (:mod:`judge_ledger`), never through a file the code under test can write.
 
 The policy is standalone files copied beside the runner (:data:`PARTS`): this one (the audited
 operations and the hook), :mod:`judge_code` (where code comes from, who holds a frame, verified
@@ -105,7 +106,8 @@ def _primitives():
 
     return {
         "type": type, "id": id, "len": len, "str": str, "bytes": bytes, "int": int, "dict": dict, "set": set,
-        "tuple": tuple, "list": list, "zip": zip, "map": map, "sorted": sorted, "frozenset": frozenset,
+        "tuple": tuple, "list": list, "zip": zip, "map": map, "sorted": sorted, "frozenset": frozenset, "bool": bool,
+        "float": float, "complex": complex, "repr": repr, "hex": hex, "class_module": type.__dict__["__module__"].__get__,
         "callable": callable, "any": any, "all": all, "getattr": getattr, "min": min, "range": range, "enumerate": enumerate, "is_": operator.is_,
         "dict_get": dict.get, "get_referents": gc.get_referents, "gc_isenabled": gc.isenabled,
         "gc_disable": gc.disable, "gc_enable": gc.enable, "token": {},
@@ -195,8 +197,7 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
     """The audit hook: each audited operation decided from its caller (see the module docstring)."""
     _type, _id, _str, _bytes, _any, _all, _set, _len, _stat = (J["type"], J["id"], J["str"], J["bytes"], J["any"], J["all"],
                                                               J["set"], J["len"], J["stat"])
-    _instance_dict = J["instance_dict"]
-    _getframe, _get_ident = J["getframe"], J["get_ident"]
+    _instance_dict, _getframe, _get_ident = J["instance_dict"], J["getframe"], J["get_ident"]
     _gc_isenabled, _gc_disable, _gc_enable = J["gc_isenabled"], J["gc_disable"], J["gc_enable"]
     _os_open, _os_read, _os_close, _O_RDONLY = J["os_open"], J["os_read"], J["os_close"], J["O_RDONLY"]
     _FunctionType, _CodeType = J["FunctionType"], J["CodeType"]
@@ -542,8 +543,9 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
             return on_setattr(args[0], args[1], caller)
         if event == "os.symlink":
             return on_symlink(args[0])
-        if event == "repogym.judge":
-            why = on_runner(args[0], args[1:], caller) if args else "an empty runner event"
+        if event == "repogym.judge" or event == "repogym.observe":  # the runner's, or a sealed test's observation
+            why = (on_runner(args[0], args[1:], caller) if args else "an empty runner event") if event == "repogym.judge" \
+                else J["on_observe"](args, caller)
             return None if why is None else (_RuntimeError, why)
         return None
 

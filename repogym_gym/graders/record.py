@@ -36,8 +36,9 @@ def read_record(stdout: str, nonce: str, key: bytes) -> tuple[dict[str, object] 
     the judge's schema: ``{"exit_code": int, "record": {str: one of OUTCOMES}, "violations": [str]}``
     plus the run-time code lists ``compiled``, ``unmeasured``, ``generated`` ([str], [] when
     absent; ``compiled`` and ``generated`` within :data:`MAX_RUNTIME_CODE_CHARS` characters and
-    :data:`MAX_RUNTIME_CODE_TEXTS` texts) (no other key, no other type: the host trusts nothing it
-    did not check).
+    :data:`MAX_RUNTIME_CODE_TEXTS` texts) and the sealed tests' ``observed`` (``{str: [int >= 0,
+    64 hex digits]}``: how many observations each scored test made and their chained SHA-256, {} when
+    absent) (no other key, no other type: the host trusts nothing it did not check).
     """
     parts = stdout.split(nonce)
     if len(parts) != 4:
@@ -62,12 +63,17 @@ def read_record(stdout: str, nonce: str, key: bytes) -> tuple[dict[str, object] 
         texts = record.setdefault(key_name, [])
         if not isinstance(texts, list) or not all(type(t) is str for t in texts):
             return None, rest
+    observed = record.setdefault("observed", {})
+    if not isinstance(observed, dict) or not all(
+            type(k) is str and type(v) is list and len(v) == 2 and type(v[0]) is int and v[0] >= 0 and type(v[1]) is str
+            and len(v[1]) == 64 and all(c in "0123456789abcdef" for c in v[1]) for k, v in observed.items()):
+        return None, rest
     code_texts = [*record["compiled"], *record["generated"]]
     if len(code_texts) > MAX_RUNTIME_CODE_TEXTS or sum(map(len, code_texts)) > MAX_RUNTIME_CODE_CHARS:
         return None, rest
     return record, rest
 
 
-#: The judge's record: exit code, outcomes, violations, and the run-time code (texts compiled below
-#: a frame of the submission; what could not be measured) for the quality limits.
-RECORD_KEYS = frozenset(("exit_code", "record", "violations", "compiled", "unmeasured", "generated"))
+#: The judge's record: exit code, outcomes, violations, the run-time code (texts compiled below
+#: a frame of the submission; what could not be measured) for the quality limits, and the sealed tests' observations.
+RECORD_KEYS = frozenset(("exit_code", "record", "violations", "compiled", "unmeasured", "generated", "observed"))

@@ -27,13 +27,23 @@ observed operands (so the golden run also proves the assertions hold), the **can
 keeps just the observations. A sealed test passes when pytest says it passed *and* its sequence of
 observations (slot, SHA-256 of the value's canonical text) equals the golden run's. The canonical
 text takes exact builtin types only (``type(x) is list``, not ``isinstance``): a ``str`` is
-``str:'a'``, a list ``list[...]`` of its items' texts, a set or a dict its items sorted, any
-other object ``object:<module>.<qualname>`` (so assertions should compare plain data: an object
-observed only by its class checks nothing but its class).
+``str:'a'``, an int ``int:0x..``, a list ``list[...]`` of its items' texts, a set or a dict its items
+sorted, anything nested deeper than 64 ``deep``, any other object ``object:<module>.<qualname>`` (so
+assertions should compare plain data: an object observed only by its class checks nothing but its class).
+
+**The observations never pass through anything the code under test can write.** Each one is an
+audit event (``repogym.observe``) that the judge's policy (:mod:`judge_ledger`) takes only from the
+sealed file's own ``_repogym_observe`` with no frame of the submission on the stack, turns into its
+canonical text with builtins it captured before any task code ran, and chains into the test's
+digest in the signed record. (Red-team round 24 rewrote the observation file the runs used to
+append to from a thread of the code under test, turning guessable observations, a bool or an
+exception's name, into the golden patch's.) So an assertion inside a callback the code under test
+calls voids the run: assert on what the call returned instead.
 
 What sealing does not hide: the inputs a test passes, and values a test binds to a name before
 comparing (``expected = [...]`` is not dropped; write it inline), and a bool is easy to guess; the
-grade's ``sealed`` detail counts the sealed tests and their golden observations. Visible tests
+grade's ``sealed`` detail counts the sealed tests and their golden observations, and names only how
+many observations each differing test made (no line, no value). Visible tests
 gain nothing from sealing (the agent read them), so only hidden files are sealed.
 """
 
@@ -45,7 +55,6 @@ import fcntl
 import hashlib
 import json
 import os
-import stat
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -53,13 +62,11 @@ from pathlib import Path
 
 from repogym_gym.errors import GraderError
 
-__all__ = ["MAX_CHANNEL_BYTES", "SEAL_VERSION", "Seal", "SealedFile", "cache_key", "compare_observations", "locked",
-           "read_observations", "seal_source", "seal_tree", "sealed_files", "store_json"]
+__all__ = ["SEAL_VERSION", "Observations", "Seal", "SealedFile", "cache_key", "compare_observations", "locked",
+           "seal_source", "seal_tree", "sealed_files", "store_json"]
 
 #: Bumped whenever the rewrite or the canonical text changes: cached golden observations are per version.
-SEAL_VERSION = 1
-#: Most bytes of the observation channel the host reads (a run that wrote more fails its sealed tests).
-MAX_CHANNEL_BYTES = 64 << 20
+SEAL_VERSION = 2
 
 _OBSERVE, _RAISES = "_repogym_observe", "_repogym_raises"
 #: Calls whose result is as fixed as their (literal) arguments: an operand built only from these is an expected value.
@@ -76,39 +83,15 @@ _UNITTEST_OPERANDS = {
     "assertIsNotNone": 1, "assertRegex": 1, "assertNotRegex": 1,
 }
 
-# The prelude every sealed file starts with (after its docstring and __future__ imports): standard
-# library only, names prefixed so no test name is shadowed. {channel} is the observation file.
+# The prelude every sealed file starts with (after its docstring and __future__ imports): names
+# prefixed so no test name is shadowed. The judge's policy takes each observation from the audit event
+# and checks it comes from this function (judge_ledger.on_observe).
 _PRELUDE = '''
-import hashlib as _repogym_hashlib
-import json as _repogym_json
-import os as _repogym_os
-
-
-def _repogym_canon(value, depth=0):
-    kind = type(value)
-    if depth > 64:
-        return "deep"
-    if value is None or kind is bool or kind is int or kind is float or kind is complex or kind is str or kind is bytes:
-        return kind.__name__ + ":" + repr(value)
-    if kind is list or kind is tuple:
-        return kind.__name__ + "[" + ",".join([_repogym_canon(item, depth + 1) for item in value]) + "]"
-    if kind is set or kind is frozenset:
-        return kind.__name__ + "{{" + ",".join(sorted([_repogym_canon(item, depth + 1) for item in value])) + "}}"
-    if kind is dict:
-        return "dict{{" + ",".join(sorted([_repogym_canon(k, depth + 1) + ":" + _repogym_canon(v, depth + 1)
-                                           for k, v in value.items()])) + "}}"
-    return "object:" + str(getattr(kind, "__module__", "?")) + "." + str(getattr(kind, "__qualname__", "?"))
+from sys import audit as _repogym_audit
 
 
 def _repogym_observe(slot, value):
-    try:
-        text = _repogym_canon(value)
-    except Exception as exc:
-        text = "unreadable:" + type(exc).__name__
-    test = _repogym_os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]
-    digest = _repogym_hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-    with open({channel!r}, "a", encoding="utf-8") as handle:
-        handle.write(_repogym_json.dumps([test, slot, digest]) + "\\n")
+    _repogym_audit("repogym.observe", slot, value)
     return value
 
 
@@ -299,13 +282,11 @@ class _Sealer(ast.NodeTransformer):
     visit_AsyncWith = _with  # noqa: N815
 
 
-def seal_source(text: str, channel: str, *, golden: bool) -> SealedFile:
+def seal_source(text: str, *, golden: bool) -> SealedFile:
     """Rewrite a test file's source into its sealed form (module docstring).
 
     Args:
         text: The test file's source.
-        channel: The file (as the judged process sees it) each observation is appended to, one JSON
-            line ``[test id, slot, sha256 hex]``.
         golden: The golden form (assertions kept) rather than the candidate's (observations only).
 
     Raises:
@@ -323,86 +304,38 @@ def seal_source(text: str, channel: str, *, golden: bool) -> SealedFile:
     start = 1 if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) else 0
     while start < len(body) and isinstance(body[start], ast.ImportFrom) and body[start].module == "__future__":
         start += 1
-    tree.body = [*body[:start], *ast.parse(_PRELUDE.format(channel=channel)).body, *body[start:]]
+    tree.body = [*body[:start], *ast.parse(_PRELUDE).body, *body[start:]]
     return SealedFile(ast.unparse(ast.fix_missing_locations(tree)) + "\n", tuple(sealer.lines))
 
 
-def seal_tree(repo: Path, seal: Seal, channel: Path) -> dict[str, tuple[int, ...]]:
-    """Seal ``seal.files`` in place in ``repo`` (a grader-owned copy); returns each file's slot lines."""
-    lines = {}
+def seal_tree(repo: Path, seal: Seal) -> None:
+    """Seal ``seal.files`` in place in ``repo`` (a grader-owned copy)."""
     for rel in seal.files:
         path = repo / rel
         text = path.read_text(encoding="utf-8", errors="surrogateescape")
-        sealed = seal_source(text, os.fspath(channel), golden=seal.golden)
-        path.write_text(sealed.text, encoding="utf-8", errors="surrogateescape")
-        lines[rel] = sealed.lines
-    return lines
+        path.write_text(seal_source(text, golden=seal.golden).text, encoding="utf-8", errors="surrogateescape")
 
 
-def read_observations(path: Path, files: Sequence[str]) -> dict[str, list[tuple[int, str]]] | str:
-    """The observations in the channel file ``path``, per test id (those of ``files`` only), in order.
-
-    Written by the judged process, so nothing in it is trusted: a line that is not
-    ``[str, int, 64 hex digits]`` is skipped (honest code never writes one, and a forged line can
-    only add to a test's sequence, which then differs from the golden run's).
-
-    Returns:
-        The observations, or a reason (str) when the channel cannot be read as a whole: more than
-        :data:`MAX_CHANNEL_BYTES`, or not a regular file.
-    """
-    observed: dict[str, list[tuple[int, str]]] = {}
-    try:  # never follow a link, never wait on a fifo the code under test put there
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return observed
-    except OSError as exc:
-        return f"the observation channel cannot be read: {exc.strerror or exc}"
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return "the observation channel is not a regular file"
-        with os.fdopen(os.dup(fd), "rb", buffering=0) as handle:
-            data = handle.read(MAX_CHANNEL_BYTES + 1)
-    except OSError as exc:
-        return f"the observation channel cannot be read: {exc.strerror or exc}"
-    finally:
-        os.close(fd)
-    if len(data) > MAX_CHANNEL_BYTES:
-        return f"the observation channel holds more than {MAX_CHANNEL_BYTES >> 20} MiB"
-    prefixes = tuple(f"{f}::" for f in files)
-    for raw in data.split(b"\n"):
-        try:
-            entry = json.loads(raw)
-        except (ValueError, RecursionError):
-            continue
-        if (type(entry) is not list or len(entry) != 3 or type(entry[0]) is not str or type(entry[1]) is not int
-                or type(entry[2]) is not str or len(entry[2]) != 64 or not entry[0].startswith(prefixes)):
-            continue
-        observed.setdefault(entry[0], []).append((entry[1], entry[2]))
-    return observed
+#: A test's observations as the judge's record carries them: how many, and their chained SHA-256
+#: (``h = sha256(h + sha256(hex(slot) + ":" + canonical text))`` from ``h = b""``; hex).
+Observations = tuple[int, str]
 
 
-def compare_observations(expected: Mapping[str, Sequence[Sequence[object]]], observed: Mapping[str, list[tuple[int, str]]],
-                         lines: Mapping[str, Sequence[int]]) -> dict[str, str]:
-    """Each sealed test whose observations differ from the golden run's, with why (no value is quoted).
+def compare_observations(expected: Mapping[str, Sequence[object]], observed: Mapping[str, Sequence[object]]) -> dict[str, str]:
+    """Each sealed test whose observations differ from the golden run's, with why (counts only: no
+    value, no line of the hidden file is quoted).
 
     Args:
-        expected: Test id -> the golden run's ``[slot, digest]`` sequence.
-        observed: Test id -> this run's ``(slot, digest)`` sequence.
-        lines: Sealed file -> the original line of each slot (for the message).
+        expected: Test id -> the golden run's ``[count, chained sha256 hex]``.
+        observed: Test id -> this run's ``[count, chained sha256 hex]`` (a test that made none is absent).
     """
     differing = {}
     for test_id, want in expected.items():
-        got = observed.get(test_id, [])
-        slot_lines = lines.get(test_id.split("::", 1)[0], ())
-        for index, (pair, seen) in enumerate(zip(want, got, strict=False)):
-            if (pair[0], pair[1]) != seen:
-                slot = int(pair[0])  # type: ignore[call-overload]
-                where = f"line {slot_lines[slot]}" if 0 <= slot < len(slot_lines) else f"slot {slot}"
-                differing[test_id] = f"observation {index + 1} ({where}) differs from the golden patch's"
-                break
-        else:
-            if len(got) != len(want):
-                differing[test_id] = f"{len(got)} observations where the golden patch made {len(want)}"
+        got = observed.get(test_id, (0, ""))
+        if got[0] != want[0]:
+            differing[test_id] = f"{got[0]} observations where the golden patch made {want[0]}"
+        elif got[1] != want[1]:
+            differing[test_id] = f"its {want[0]} observations differ from the golden patch's"
     return differing
 
 

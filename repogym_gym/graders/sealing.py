@@ -5,8 +5,7 @@ in the grader's sandbox, in a grader-owned copy of the baseline with the golden 
 the hidden files injected, with the **golden form** of the sealed files (every assertion kept, so
 the run also proves they hold). They are cached beside the baselines, 0600 in a 0700 folder::
 
-    <cache>/sealed/<task-id>-<key[:24]>.json    {"version", "task", "tests": {id: [[slot, sha256], ...]},
-                                                 "lines": {file: [line, ...]}}
+    <cache>/sealed/<task-id>-<key[:24]>.json    {"version", "task", "tests": {id: [count, chained sha256]}}
 
 The key covers the seal version, the task's fingerprint, the golden patch, the hidden files'
 bytes, the sandbox's kind and image and the task's Python environment: the same values come out
@@ -33,8 +32,8 @@ from repogym_gym.venvs import venv_environ
 
 __all__ = ["GoldenObservations", "golden_observations"]
 
-#: Test id -> the golden run's ``[slot, sha256 hex]`` sequence; sealed file -> slot lines.
-GoldenObservations = tuple[dict[str, list[list[object]]], dict[str, list[int]]]
+#: Test id -> the golden run's ``[count, chained sha256 hex]`` (:data:`~repogym_gym.graders.seal.Observations`).
+GoldenObservations = dict[str, list[object]]
 
 
 def _cache_path(ctx: GradingContext, files: tuple[str, ...]) -> Path:
@@ -51,12 +50,12 @@ def _cache_path(ctx: GradingContext, files: tuple[str, ...]) -> Path:
 def _load(path: Path, ids: set[str]) -> GoldenObservations | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        tests, lines = data["tests"], data["lines"]
-    except (OSError, ValueError, KeyError, TypeError):
+        tests = data["tests"]
+        if data.get("version") != SEAL_VERSION or set(tests) != ids:
+            return None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
-    if data.get("version") != SEAL_VERSION or set(tests) != ids:
-        return None
-    return tests, lines
+    return tests
 
 
 def golden_observations(ctx: GradingContext, files: tuple[str, ...]) -> GoldenObservations:
@@ -93,9 +92,7 @@ def golden_observations(ctx: GradingContext, files: tuple[str, ...]) -> GoldenOb
         failing = sorted(i for i in ids if run.report.status_of(i) != "passed")
         if failing:
             raise BrokenTaskError(f"with the golden patch, sealed tests of {ctx.task.id!r} do not pass: {failing[:5]}")
-        if not isinstance(run.observed, dict):
-            raise BrokenTaskError(f"the golden patch's observations of {ctx.task.id!r} cannot be read: {run.observed}")
-        tests = {i: [[slot, digest] for slot, digest in run.observed.get(i, [])] for i in sorted(ids)}
-        lines = {rel: list(slots) for rel, slots in (run.seal_lines or {}).items()}
-        store_json(path, {"version": SEAL_VERSION, "task": ctx.task.id, "tests": tests, "lines": lines})
-        return tests, lines
+        observed = run.observed or {}
+        tests: GoldenObservations = {i: list(observed.get(i, (0, ""))) for i in sorted(ids)}
+        store_json(path, {"version": SEAL_VERSION, "task": ctx.task.id, "tests": tests})
+        return tests

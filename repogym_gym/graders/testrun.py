@@ -63,10 +63,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
-from repogym_gym.errors import JUnitParseError
+from repogym_gym.errors import GraderError, JUnitParseError
 from repogym_gym.graders import judge_policy
 from repogym_gym.graders.record import read_record
-from repogym_gym.graders.seal import Seal, read_observations, seal_tree
+from repogym_gym.graders.seal import Observations, Seal, seal_tree
 from repogym_gym.junit import JUnitReport, parse_junit_xml
 from repogym_gym.paths import default_cache_dir
 from repogym_gym.results import CommandResult
@@ -325,9 +325,8 @@ class TestRun:
             tree compiled, the 1 MiB exceeded).
         generated: Texts ``dataclasses`` and ``namedtuple`` compiled for the submission (methods written
             from field names, which the submission chooses): measured unless they have those shapes.
-        observed: With a :class:`~repogym_gym.graders.seal.Seal`, the sealed tests' observations (test id
-            -> ``(slot, sha256 hex)`` in order), or why the channel could not be read; None without one.
-        seal_lines: With a seal, each sealed file's slot -> original line.
+        observed: With a :class:`~repogym_gym.graders.seal.Seal`, the sealed tests' observations from
+            the judge's signed record (test id -> ``(count, chained sha256 hex)``); None without one.
     """
 
     __test__ = False
@@ -341,8 +340,7 @@ class TestRun:
     compiled: tuple[str, ...] = ()
     unmeasured: tuple[str, ...] = ()
     generated: tuple[str, ...] = ()
-    observed: dict[str, list[tuple[int, str]]] | str | None = None
-    seal_lines: dict[str, tuple[int, ...]] | None = None
+    observed: dict[str, Observations] | None = None
 
     def planted(self) -> set[str]:
         """Ids of the tests the grader planted (sentinel and canaries), not the task's."""
@@ -493,12 +491,14 @@ def run_tests(
         seal: Test files to seal first (:mod:`repogym_gym.graders.seal`), and in which form.
 
     Raises:
-        GraderError: when a file to seal does not parse.
+        GraderError: when a file to seal does not parse, or ``seal`` is given for a runner that is not pytest.
     """
     scratch.mkdir(parents=True, exist_ok=True)
     junit = scratch / f"junit-{secrets.token_hex(4)}.xml"
-    channel = scratch / f"observed-{secrets.token_hex(8)}.jsonl"
-    seal_lines = seal_tree(repo, seal, channel) if seal else None
+    if seal:
+        if spec.runner != "pytest":
+            raise GraderError("sealed tests need the pytest runner (the judge's record carries their observations)")
+        seal_tree(repo, seal)
     sentinel_id = None
     nonce, key = "", b""
     canaries: list[str] = []
@@ -552,9 +552,9 @@ def run_tests(
     compiled = tuple(record["compiled"]) if record else ()  # type: ignore[arg-type]
     unmeasured = tuple(record["unmeasured"]) if record else ()  # type: ignore[arg-type]
     generated = tuple(record["generated"]) if record else ()  # type: ignore[arg-type]
-    observed = read_observations(channel, seal.files) if seal else None
+    observed = {k: (v[0], v[1]) for k, v in record["observed"].items()} if seal and record else None  # type: ignore[attr-defined]
     return TestRun(result, report, invalid or _judge(spec, result, report, sentinel_id), sentinel_id, junit, tuple(canaries),
-                   compiled, unmeasured, generated, observed, seal_lines)
+                   compiled, unmeasured, generated, observed)
 
 
 def _check_record(spec: TestSpec, result: CommandResult, report: JUnitReport, record: dict[str, object] | None,

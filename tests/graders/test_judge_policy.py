@@ -278,6 +278,11 @@ def test_no_closure_of_the_policy_looks_up_a_global() -> None:
     '{"exit_code": true, "record": {}, "violations": []}',
     '{"exit_code": 1, "record": {}, "violations": [], "compiled": "def f(): pass"}',
     '{"exit_code": 1, "record": {}, "violations": [], "compiled": [], "unmeasured": [1]}',
+    '{"exit_code": 1, "record": {}, "violations": [], "observed": {"t": [1, "ab"]}}',
+    '{"exit_code": 1, "record": {}, "violations": [], "observed": {"t": [-1, "' + "a" * 64 + '"]}}',
+    '{"exit_code": 1, "record": {}, "violations": [], "observed": {"t": [true, "' + "a" * 64 + '"]}}',
+    '{"exit_code": 1, "record": {}, "violations": [], "observed": {"t": [1, "' + "A" * 64 + '", 2]}}',
+    '{"exit_code": 1, "record": {}, "violations": [], "observed": [["t", 1]]}',
     "[" * 100_000 + "]" * 100_000,
     '"just a string"',
 ])
@@ -290,7 +295,7 @@ def test_a_record_not_exactly_the_judges_is_no_record(payload: str) -> None:
 
 def test_a_record_framed_twice_is_no_record() -> None:
     good = '{"exit_code": 0, "record": {"t": "passed"}, "violations": []}'
-    assert _read_record(f"@@n@@{good}@@n@@", "@@n@@")[0] == {**json.loads(good), "compiled": [], "unmeasured": [], "generated": []}
+    assert _read_record(f"@@n@@{good}@@n@@", "@@n@@")[0] == {**json.loads(good), "compiled": [], "unmeasured": [], "generated": [], "observed": {}}
     assert _read_record(f"@@n@@{good}@@n@@@@n@@{good}@@n@@", "@@n@@")[0] is None
 
 

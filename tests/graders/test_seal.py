@@ -16,13 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from repogym_gym.graders.seal import (
-    MAX_CHANNEL_BYTES,
-    Seal,
-    compare_observations,
-    read_observations,
-    seal_source,
-)
+from repogym_gym.graders.seal import Seal, compare_observations, seal_source
 from repogym_gym.graders.testrun import run_tests
 from repogym_gym.grading import grade_patch
 from repogym_gym.grading_copy import build_grading_copy
@@ -74,8 +68,8 @@ def _constants(text: str) -> set[object]:
 
 
 def test_the_candidate_form_holds_no_expected_value_and_the_golden_form_keeps_every_assertion() -> None:
-    candidate = seal_source(SAMPLE, "/chan.jsonl", golden=False)
-    golden = seal_source(SAMPLE, "/chan.jsonl", golden=True)
+    candidate = seal_source(SAMPLE, golden=False)
+    golden = seal_source(SAMPLE, golden=True)
     body = candidate.text[candidate.text.index("def test_compare"):]
     for value in (172_800, 3600, 3601, "two days", "k", 60, "zzz"):
         assert value not in _constants(body), value
@@ -94,7 +88,7 @@ def test_a_file_that_does_not_parse_is_named_as_the_task_s_error() -> None:
     from repogym_gym.errors import GraderError
 
     with pytest.raises(GraderError, match="does not parse"):
-        seal_source("def test(:\n", "/chan.jsonl", golden=False)
+        seal_source("def test(:\n", golden=False)
 
 
 def _sealed_task(make_task: MakeTask, **hidden: str) -> Task:
@@ -119,13 +113,13 @@ def test_the_bug_passes_the_judged_process_s_own_verdict_and_fails_only_on_the_h
                     sandbox=LocalSandbox(), timeout_s=60, output_limit_bytes=100_000, seal=Seal(("tests/test_calc_hidden.py",)))
     assert run.invalid is None and run.report is not None
     assert run.report.status_of(HIDDEN_ID) == "passed"  # the in-process verdict, with add() still subtracting
-    assert isinstance(run.observed, dict) and len(run.observed[HIDDEN_ID]) == 1
+    assert run.observed is not None and run.observed[HIDDEN_ID][0] == 1 and len(run.observed[HIDDEN_ID][1]) == 64
 
     noop = grade_patch(task, "")
     tests = _tests_component(noop)
     assert noop.score == 0.0 and noop.infra_error is None
     assert tests.details["fail_to_pass"][HIDDEN_ID] == "failed"
-    assert tests.details["sealed"]["differing"] == {HIDDEN_ID: "observation 1 (line 5) differs from the golden patch's"}
+    assert tests.details["sealed"]["differing"] == {HIDDEN_ID: "its 1 observations differ from the golden patch's"}
     golden = grade_patch(task, task.golden_patch())
     assert golden.score == 1.0 and _tests_component(golden).details["sealed"] == {"tests": 1, "observations": 1, "differing": {}}
 
@@ -138,7 +132,8 @@ def test_the_golden_observations_are_recorded_once_and_kept_private(make_task: M
     [path] = set(cache.glob(f"{task.id}-*.json")) - before_run  # its own key: the hidden file's bytes differ
     assert stat.S_IMODE(cache.stat().st_mode) == 0o700 and stat.S_IMODE(path.stat().st_mode) == 0o600
     data = json.loads(path.read_text())
-    assert data["lines"] == {"tests/test_calc_hidden.py": [5]} and len(data["tests"][HIDDEN_ID][0][1]) == 64
+    assert set(data) == {"version", "task", "tests"} and data["tests"][HIDDEN_ID][0] == 1
+    assert len(data["tests"][HIDDEN_ID][1]) == 64
     before = path.stat().st_mtime_ns
     assert grade_patch(task, "").score == 0.0
     assert path.stat().st_mtime_ns == before  # the second grading read the cache, no second golden run
@@ -164,69 +159,85 @@ def test_values_are_compared_as_exact_builtins(make_task: MakeTask) -> None:
         assert HIDDEN_ID in _tests_component(result).details["sealed"]["differing"]
 
 
-CHANNEL_WRITER = '''
-
-import os as _os
-
+# Code under test that knows the expected value (-5) and tries to hand it to the judge as an
+# observation of the hidden test, while add() keeps subtracting: {how} replaces the last line.
+FORGER = '''
 
 def add(a, b):
-    import sys
-    test = _os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]
-    for module in list(sys.modules.values()):
-        observe = getattr(module, "_repogym_observe", None)
-        if observe is None:
-            continue
-        channel = [c for c in observe.__code__.co_consts if isinstance(c, str) and c.endswith(".jsonl")][0]
-        with open(channel, "a") as handle:  # guesses: every digest of a small int
-            import hashlib, json
-            for guess in range(-10, 11):
-                digest = hashlib.sha256(("int:%d" % guess).encode()).hexdigest()
-                handle.write(json.dumps([test, 0, digest]) + "\\n")
+    import sys, threading
+    module = next(m for n, m in list(sys.modules.items()) if n.endswith("test_calc_hidden"))
+    {how}
     return a - b
+'''
+FORGERIES = {  # how -> (the forgery, what the grade says)
+    # the sealed file's own function, called from the code under test: a violation
+    "call": ("module._repogym_observe(0, -5)", "an observation was reached through code of the submission"),
+    # the audit event itself: a violation
+    "audit": ("sys.audit('repogym.observe', 0, -5)", "an observation was made outside a sealed test file's own function"),
+    # the real observation silenced: the test module's global is compared
+    "silence": ("module._repogym_audit = lambda *args: None", "_repogym_audit was replaced"),
+    # from a thread of its own, straight into the sealed function (no submission frame on that thread's
+    # stack): not pytest's thread, so not counted, and the real observation still differs
+    "thread": ("t = threading.Thread(target=module._repogym_observe, args=(0, -5)); t.start(); t.join()",
+               "its 1 observations differ from the golden patch's"),
+}
+
+
+@pytest.mark.parametrize("how", sorted(FORGERIES))
+def test_an_observation_the_code_under_test_makes_or_silences_never_counts(make_task: MakeTask, how: str) -> None:
+    """Red-team round 24 rewrote the file observations were appended to from a thread of the code
+    under test (a guessable bool or exception name became the golden one). Observations now reach
+    only the signed record, and only from the sealed file's own code with no submission frame below."""
+    task = _sealed_task(make_task)
+    original = (task.root / "repo" / "calc" / "__init__.py").read_text()
+    forgery, said = FORGERIES[how]
+    forged = original.replace("def add(a, b):\n    return a - b\n", FORGER.replace("{how}", forgery))
+    result = grade_patch(task, make_patch("calc/__init__.py", original, forged))
+    assert result.score == 0.0 and result.infra_error is None
+    tests = _tests_component(result)
+    text = " ".join(tests.messages)
+    assert said in text, text
+    assert tests.details["fail_to_pass"][HIDDEN_ID] in ("failed", "missing")
+
+
+def test_a_runner_that_is_not_pytest_cannot_seal() -> None:
+    from pydantic import ValidationError
+
+    from repogym_gym.spec import TestSpec
+
+    with pytest.raises(ValidationError, match="sealed: true needs runner: pytest"):
+        TestSpec(runner="generic", command="bash run.sh {junit}", fail_to_pass=["t"], sealed=True)
+
+
+def test_observations_are_compared_by_count_then_by_digest_and_quote_neither_line_nor_value() -> None:
+    good, bad = "a" * 64, "b" * 64
+    expected = {"t::a": [1, good], "t::b": [2, good], "t::c": [1, good], "t::d": [3, good]}
+    observed = {"t::a": (1, good), "t::b": (3, good), "t::d": (3, bad)}
+    assert compare_observations(expected, observed) == {
+        "t::b": "3 observations where the golden patch made 2",
+        "t::c": "0 observations where the golden patch made 1",
+        "t::d": "its 3 observations differ from the golden patch's"}
+
+
+CALLBACK_TEST = '''from calc import add
+from calc.apply import apply
+
+
+def test_add_negative():
+    def check(value):
+        assert value == -5
+
+    apply(check, add(-2, -3))
 '''
 
 
-def test_observations_the_code_under_test_writes_into_the_channel_only_add_to_its_sequence(make_task: MakeTask) -> None:
-    task = _sealed_task(make_task)
-    original = (task.root / "repo" / "calc" / "__init__.py").read_text()
-    forged = original.replace("def add(a, b):\n    return a - b\n", CHANNEL_WRITER)
-    result = grade_patch(task, make_patch("calc/__init__.py", original, forged))
-    assert result.score == 0.0 and result.infra_error is None
-    why = _tests_component(result).details["sealed"]["differing"][HIDDEN_ID]
-    assert why.startswith("observation 1 ") or "observations where the golden patch made 1" in why
-
-
-@pytest.mark.parametrize("kind", ["fifo", "symlink", "huge", "directory"])
-def test_a_channel_the_code_under_test_replaced_fails_the_sealed_tests_without_hanging(tmp_path: Path, kind: str) -> None:
-    channel = tmp_path / "observed.jsonl"
-    if kind == "fifo":
-        os.mkfifo(channel)
-    elif kind == "symlink":
-        (tmp_path / "elsewhere").write_text("")
-        channel.symlink_to(tmp_path / "elsewhere")
-    elif kind == "huge":
-        with open(channel, "wb") as handle:
-            handle.truncate(MAX_CHANNEL_BYTES + 1)
-    else:
-        channel.mkdir()
-    reason = read_observations(channel, ("tests/test_x.py",))
-    assert isinstance(reason, str) and "observation channel" in reason
-
-
-def test_malformed_lines_are_skipped_and_sequences_compared_slot_by_slot(tmp_path: Path) -> None:
-    channel = tmp_path / "observed.jsonl"
-    good = "a" * 64
-    channel.write_text("\n".join([
-        json.dumps(["tests/test_x.py::t", 0, good]), "not json", json.dumps(["tests/test_x.py::t", "1", good]),
-        json.dumps(["tests/other.py::t", 0, good]), json.dumps(["tests/test_x.py::t", 1, "b" * 63]),
-        json.dumps([["tests/test_x.py::t"], 1, good]), json.dumps(["tests/test_x.py::u", 3, good]), "[" * 100_000,
-    ]) + "\n")
-    observed = read_observations(channel, ("tests/test_x.py",))
-    assert observed == {"tests/test_x.py::t": [(0, good)], "tests/test_x.py::u": [(3, good)]}
-    expected = {"tests/test_x.py::t": [[0, good]], "tests/test_x.py::u": [[3, good], [4, good]],
-                "tests/test_x.py::v": [[0, good]]}
-    differing = compare_observations(expected, observed, {"tests/test_x.py": [7, 8, 9, 10, 11]})
-    assert differing == {"tests/test_x.py::u": "1 observations where the golden patch made 2",
-                         "tests/test_x.py::v": "0 observations where the golden patch made 1"}
-    assert compare_observations({"tests/test_x.py::t": [[1, good]]}, observed, {"tests/test_x.py": [7, 8]}) == {
-        "tests/test_x.py::t": "observation 1 (line 8) differs from the golden patch's"}
+def test_a_sealed_assertion_in_a_callback_of_the_code_under_test_is_the_task_s_error(make_task: MakeTask) -> None:
+    """The code under test calling a sealed assertion could call it with any value: such an
+    observation voids the run, the golden one too, so the task author hears of it at once."""
+    spec = tiny_spec()
+    spec["tests"]["sealed"] = True
+    task = make_task(files={"calc/apply.py": "def apply(function, value):\n    return function(value)\n"},
+                     hidden={"tests/test_calc_hidden.py": CALLBACK_TEST}, tests=spec["tests"])
+    result = grade_patch(task, task.golden_patch())
+    assert result.score == 0.0 and result.infra_error is not None
+    assert "BrokenTaskError" in result.infra_error and "through code of the submission" in result.infra_error

@@ -5,8 +5,7 @@ observed equals what the golden patch observed; those values are held by the hos
 ``<cache>/sealed/``. Whatever the judged process forges in its own memory (round 22 could forge
 anything there), it needs those values, so the one place to attack is where they are kept. The
 payload below reads every file there while the hidden test calls ``add`` and, if it finds the
-test's golden observations, answers correctly (what a forger with the values could write into the
-channel). Under bubblewrap and Docker the cache is not in the sandbox's view and the bug stays:
+test's golden observations, answers correctly (what a forger with the values could hand the judge). Under bubblewrap and Docker the cache is not in the sandbox's view and the bug stays:
 score 0. Under the local sandbox (a guardrail, no boundary) the file is readable; the probe's
 success there is asserted too, so the confined result is the hiding and not a broken probe.
 """
@@ -90,3 +89,24 @@ def test_a_sealed_raises_block_still_checks_the_message_it_matched(start: Start)
     assert_unearned_zero(result)
     differing = component(result, "tests")["details"]["sealed"]["differing"]
     assert "tests/test_rates_hidden.py::test_validation_order" in differing
+
+
+FORGER = '''
+
+def add(a, b):
+    import sys
+    module = next(m for n, m in list(sys.modules.items()) if n.endswith("test_calc_hidden"))
+    module._repogym_observe(0, -5)  # the expected value, observed by the sealed file's own function
+    return a - b
+'''
+
+
+@attack("the judge", "a sealed test's observation made by the code under test: the sealed file's own observe "
+        "function called with the expected value (round 24 rewrote the file observations then went through; "
+        "they now reach only the signed record)", local="score 0", confining="score 0")
+def test_an_observation_made_by_the_code_under_test_voids_the_run(start: Start, make_task: MakeTask) -> None:
+    env = start(_sealed_task(make_task))
+    write(env, "calc/__init__.py", CALC_SOURCE.replace("def add(a, b):\n    return a - b\n", FORGER))
+    result = submit(env)
+    assert_unearned_zero(result)
+    assert "an observation was reached through code of the submission" in " ".join(component(result, "tests")["messages"])
