@@ -186,7 +186,10 @@ def grade_workspace(
     try:
         snapshot = workspace.snapshot()
     except (WorkspaceError, OSError) as exc:  # the agent's own tree (work tree or git metadata destroyed)...
-        fault = workspace.baseline_fault() or disk_full_reason(exc)  # ...unless the host's cache or disk failed
+        fault = workspace.baseline_fault()  # ...unless the host's cache or disk failed
+        if fault is not None:
+            workspace.forget_baseline()  # the next reset verifies the cache again (and rebuilds it)
+        fault = fault or disk_full_reason(exc)
         if fault is not None:
             return _failed(workspace.task, "snapshot", f"cannot snapshot the workspace: {fault} ({exc}); rerun the "
                            "episode (the next reset rebuilds the baseline)", start, infra=True)

@@ -243,23 +243,16 @@ class Workspace:
         return Snapshot(changes, patch, tuple(numstat))
 
     def baseline_fault(self) -> str | None:
-        """Why the cached baseline this workspace borrows from can no longer be used, or None.
+        """Why the cached baseline this workspace borrows from can no longer be used, or None (no side effect).
 
         The workspace's git store reads the baseline's objects through git alternates and its
         changes are classified against the baseline's tree, so a cache removed or damaged while
         the episode runs (another process clearing ``<cache>/baselines``, a disk fault) makes the
         snapshot fail for a reason the agent had no part in: grading reports it as an
-        infrastructure error, never as the submission's 0. Under bubblewrap and Docker the agent
-        cannot see the cache; under LocalSandbox (a guardrail) it could remove it itself. A fault
-        found also makes the workspace's store forget the baseline, so the next workspace verifies
-        the cached copy again and rebuilds it.
+        infrastructure error, never as the submission's 0 (and calls :meth:`forget_baseline`).
+        Under bubblewrap and Docker the agent cannot see the cache; under LocalSandbox (a
+        guardrail) it could remove it itself.
         """
-        fault = self._baseline_fault()
-        if fault is not None and self.store is not None:
-            self.store.forget(self.task)  # the next workspace verifies the cache again (and rebuilds it)
-        return fault
-
-    def _baseline_fault(self) -> str | None:
         store = self.baseline.store
         if not self.baseline.tree.is_dir():
             return f"the cached baseline tree {self.baseline.tree} of task {self.task.id!r} is gone"
@@ -271,6 +264,11 @@ class Workspace:
             return (f"the cached baseline git store {store.git_dir} of task {self.task.id!r} no longer holds "
                     f"commit {self.baseline.commit[:12]}")
         return None
+
+    def forget_baseline(self) -> None:
+        """Make the store this workspace came from verify (and rebuild) the cached baseline at the next reset."""
+        if self.store is not None:
+            self.store.forget(self.task)
 
     def diff(self) -> str:
         """The carried changes as a git-format patch against the baseline."""

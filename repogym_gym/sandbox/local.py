@@ -22,6 +22,15 @@ __all__ = ["LocalSandbox"]
 _SETPRIV = shutil.which("setpriv")
 
 
+def _findable(program: str, cwd: str | os.PathLike[str], path: str) -> bool:
+    """Whether ``program`` is an executable the command would start: found on the command's own
+    ``PATH`` (not this process's), or, when it names a directory, relative to the command's ``cwd``."""
+    if "/" in program:
+        target = os.path.join(cwd, program)
+        return os.path.isfile(target) and os.access(target, os.X_OK)
+    return shutil.which(program, path=path) is not None
+
+
 class LocalSandbox(SandboxBase):
     """Runs commands as subprocesses of this process.
 
@@ -59,7 +68,7 @@ class LocalSandbox(SandboxBase):
         full_env = scrubbed_env(env, allowlist=self._allowlist)
         # the command dies with this process: a killed run's pytest (and the perf benchmark) used to run on
         # (only a program that can start: otherwise run_process reports why it could not, as before)
-        startable = bool(argv) and shutil.which(argv[0]) is not None and os.path.isdir(cwd)
+        startable = bool(argv) and os.path.isdir(cwd) and _findable(argv[0], cwd, full_env.get("PATH", os.defpath))
         wrapped = [_SETPRIV, "--pdeathsig", "KILL", "--", *argv] if _SETPRIV and startable else list(argv)
         return run_process(wrapped, cwd=cwd, env=full_env, timeout_s=timeout_s, output_limit_bytes=output_limit_bytes,
                            display_argv=argv)

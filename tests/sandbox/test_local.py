@@ -86,6 +86,32 @@ def test_a_command_dies_with_its_killed_parent(tmp_path: Path) -> None:
     assert wait_until_gone(marker, within_s=5.0) == []
 
 
+@pytest.mark.parametrize("where", ["command's PATH", "relative to cwd"])
+def test_a_program_found_only_where_the_command_looks_still_dies_with_its_parent(tmp_path: Path, where: str) -> None:
+    """The wrapper is added only for a program that can start; whether it can is decided on the
+    command's own PATH and relative to its cwd (not this process's), so neither case runs on."""
+    marker = unique_sleep()
+    bin_dir, work = tmp_path / "bin", tmp_path / "work"
+    bin_dir.mkdir()
+    work.mkdir()
+    program = (bin_dir if where == "command's PATH" else work) / "nap"
+    program.write_text(f"#!/bin/sh\nexec sleep {marker}\n")
+    program.chmod(0o755)
+    argv = ["nap"] if where == "command's PATH" else ["./nap"]
+    code = (f"from repogym_gym.sandbox import LocalSandbox; "
+            f"LocalSandbox().run({argv!r}, cwd={str(work)!r}, timeout_s=300, env={{'PATH': {str(bin_dir) + ':/usr/bin:/bin'!r}}})")
+    parent = subprocess.Popen([sys.executable, "-c", code], cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 30
+        while not processes_with(marker) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert processes_with(marker), "the command never started"
+    finally:
+        parent.kill()
+        parent.wait()
+    assert wait_until_gone(marker, within_s=5.0) == []
+
+
 def test_the_parent_death_signal_changes_nothing_the_command_sees(tmp_path: Path) -> None:
     result = LocalSandbox().run(["bash", "-c", "echo $$ $PPID; exit 3"], cwd=tmp_path, timeout_s=30)
     assert result.exit_code == 3 and result.argv == ["bash", "-c", "echo $$ $PPID; exit 3"]
