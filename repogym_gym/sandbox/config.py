@@ -22,7 +22,7 @@ from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 
 from repogym_gym.errors import SandboxConfigError, validation_problems
 from repogym_gym.sandbox.base import DEFAULT_ENV_ALLOWLIST
-from repogym_gym.sandbox.limits import SandboxLimits
+from repogym_gym.sandbox.limits import DEFAULT_LIFETIME_S, SandboxLimits
 from repogym_gym.spec_run import StrictModel
 
 
@@ -79,7 +79,8 @@ class DockerConfig(_Confining):
     image: str | None = Field(None, description="Image of the containers (None: the base image, repogym/base:bookworm).")
     cpus: float | None = Field(2.0, gt=0, description="CPUs a container may use (capped at the machine's; None: no cap).")
     url: str | None = Field(None, description="Engine URL (None: $REPOGYM_DOCKER_HOST, $DOCKER_HOST, the default socket).")
-    lifetime_s: int = Field(86_400, ge=1, description="Seconds a container lives at most, seconds (its sleep).")
+    lifetime_s: int = Field(DEFAULT_LIFETIME_S, ge=1, description="Seconds an episode's container lives at most (its "
+                            "sleep; a task's limits lower it to its longest command limit plus a minute).")
 
     def build(self) -> Sandbox:
         """The :class:`~repogym_gym.sandbox.docker.DockerSandbox` of this config."""

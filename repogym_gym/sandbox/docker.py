@@ -35,8 +35,11 @@ Each container (configured by :func:`~repogym_gym.sandbox.containers.container_c
   sandboxes. Output is read streaming
   with a head+tail cap; at the timeout the container is killed (a fork bomb cannot stop that),
   and an episode's container is started afresh on the same tree at its next command.
-- **leaks**: each container runs for at most ``lifetime_s`` seconds and is auto-removed when it
-  stops, so even a crashed host process leaves nothing behind for long.
+- **leaks**: each container runs for at most its lifetime and is auto-removed when it stops, so
+  even a crashed host process leaves nothing behind for long. An episode's container lives
+  ``lifetime_s`` (15 min by default; scoped to a task, no longer than its longest command limit
+  plus :data:`LIFETIME_MARGIN_S`); a command that would outlive the container starts it afresh
+  first, and one that is idle past its life is started again at the next command.
 
 The sandbox needs root (to hand trees to the command uid) and an engine with the image
 (``available()`` is False otherwise, with the reason in ``unavailable_reason()``). Known gaps:
@@ -75,7 +78,7 @@ from repogym_gym.sandbox.containers import (
 )
 from repogym_gym.sandbox.disk import DiskWatch
 from repogym_gym.sandbox.engine import engine_url, socket_path, stream_exec
-from repogym_gym.sandbox.limits import SandboxLimits
+from repogym_gym.sandbox.limits import DEFAULT_LIFETIME_S, LIFETIME_MARGIN_S, SandboxLimits, episode_lifetime
 from repogym_gym.sandbox.runtime import sandbox_path
 from repogym_gym.sandbox.slots import hand_over
 
@@ -103,7 +106,9 @@ class DockerSandbox(SandboxBase):
             :data:`~repogym_gym.sandbox.base.DEFAULT_ENV_ALLOWLIST`).
         cpus: CPUs a container may use (a CFS quota; None for no cap).
         url: Engine address (default: ``$REPOGYM_DOCKER_HOST``, ``$DOCKER_HOST``, the default socket).
-        lifetime_s: Seconds an episode's container lives at most (then it is restarted on demand).
+        lifetime_s: Seconds an episode's container lives at most (then it is restarted on demand);
+            :meth:`scoped` with a task's limits lowers it to the task's longest command limit plus
+            :data:`LIFETIME_MARGIN_S`.
 
     Example:
         >>> sb = DockerSandbox(limits={"max_processes": 64}, url="unix:///run/x.sock")
@@ -125,7 +130,7 @@ class DockerSandbox(SandboxBase):
         env_allowlist: Sequence[str] = DEFAULT_ENV_ALLOWLIST,
         cpus: float | None = 2.0,
         url: str | None = None,
-        lifetime_s: int = 86_400,
+        lifetime_s: int = DEFAULT_LIFETIME_S,
         _engine: Containers | None = None,
     ) -> None:
         self.image = image
@@ -138,6 +143,7 @@ class DockerSandbox(SandboxBase):
         self._owner = _engine is None
         self._engine = _engine or Containers(engine_url(url))
         self._held: dict[str, Any] = {}  # tree -> its episode container (None: to be restarted)
+        self._ends: dict[str, float] = {}  # tree -> when its container's life ends (time.monotonic())
 
     @property
     def url(self) -> str:
@@ -152,7 +158,8 @@ class DockerSandbox(SandboxBase):
         removes its containers too."""
         merged = limits if isinstance(limits, SandboxLimits) else self.limits.merged(limits)
         return DockerSandbox(image=image or self.image, limits=merged, hide=[*self.hide, *hide], reveal=[*self.reveal, *reveal],
-                             env_allowlist=self._allowlist, cpus=self.cpus, lifetime_s=self.lifetime_s, _engine=self._engine)
+                             env_allowlist=self._allowlist, cpus=self.cpus, lifetime_s=episode_lifetime(self.lifetime_s, limits),
+                             _engine=self._engine)
 
     # -- episode containers ------------------------------------------------------------------
 
@@ -165,11 +172,12 @@ class DockerSandbox(SandboxBase):
         """
         path = real(tree)
         if self._held.get(path) is None:
-            self._held[path] = self._start([path], self.lifetime_s)
+            self._hold(path, 0.0)
 
     def release(self, tree: str | os.PathLike[str]) -> None:
         """Remove the container :meth:`open` started for ``tree``; idempotent."""
         container = self._held.pop(real(tree), None)
+        self._ends.pop(real(tree), None)
         if container is not None:
             self._engine.remove(container)
 
@@ -222,13 +230,12 @@ class DockerSandbox(SandboxBase):
             finally:
                 self._engine.remove(container)
         hand_over([Path(tree)], COMMAND_UID)
-        if self._held[tree] is None:
-            self._held[tree] = self._start([tree], self.lifetime_s)
+        if self._held[tree] is None or self._ends.get(tree, 0.0) < time.monotonic() + timeout_s + LIFETIME_MARGIN_S:
+            self._hold(tree, timeout_s)  # never started, killed, or its life would end before the command can
         try:
             result = self._exec(self._held[tree], [tree], argv, work, env, timeout_s, output_limit_bytes)
-        except _Gone:  # the container died (its lifetime ended, or it was killed): start it afresh
-            self._engine.remove(self._held[tree])
-            self._held[tree] = self._start([tree], self.lifetime_s)
+        except _Gone:  # the container died (it was killed, or the engine restarted): start it afresh
+            self._hold(tree, timeout_s)
             result = self._exec(self._held[tree], [tree], argv, work, env, timeout_s, output_limit_bytes)
         if result.timed_out or result.exit_code == -9:  # killed: its container with it
             self._engine.remove(self._held[tree])
@@ -300,6 +307,16 @@ class DockerSandbox(SandboxBase):
                              truncated=out.stdout.truncated or out.stderr.truncated)
 
     # -- containers --------------------------------------------------------------------------
+
+    def _hold(self, tree: str, timeout_s: float) -> None:
+        """(Re)start ``tree``'s episode container, to live ``lifetime_s`` and at least a command of ``timeout_s``."""
+        old = self._held.get(tree)
+        if old is not None:
+            self._engine.remove(old)
+        life = max(self.lifetime_s, int(timeout_s) + 2 * LIFETIME_MARGIN_S) if timeout_s else self.lifetime_s
+        self._held[tree] = None
+        self._held[tree] = self._start([tree], life)
+        self._ends[tree] = time.monotonic() + life
 
     def _start(self, trees: Sequence[str], lifetime_s: int) -> Any:
         """Start a container with ``trees`` read-write, after handing them to the command uid."""

@@ -35,9 +35,31 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["SandboxLimits", "prlimit_argv"]
+__all__ = ["DEFAULT_LIFETIME_S", "LIFETIME_MARGIN_S", "SandboxLimits", "episode_lifetime", "prlimit_argv"]
 
 _MB = 1024 * 1024
+#: Seconds an episode's container lives by default (a Docker container's idle ``sleep``); one idle
+#: past it is started again at the episode's next command.
+DEFAULT_LIFETIME_S = 900
+#: Seconds a container outlives the longest command it is started for.
+LIFETIME_MARGIN_S = 60
+
+
+def episode_lifetime(lifetime_s: int, limits: object) -> int:
+    """``lifetime_s``, lowered for a task's limits (a :class:`~repogym_gym.spec.LimitsSpec`) to its
+    longest command limit (``command_timeout_s``, ``test_timeout_s``, ``setup_timeout_s``) plus
+    :data:`LIFETIME_MARGIN_S`, in seconds: a container of a killed process ends within the
+    episode's own limits. Anything without those fields leaves ``lifetime_s`` as it is.
+
+    >>> from repogym_gym.spec_run import LimitsSpec
+    >>> episode_lifetime(900, LimitsSpec(test_timeout_s=120, command_timeout_s=30, setup_timeout_s=100)), episode_lifetime(900, {})
+    (180, 900)
+    """
+    found = [getattr(limits, name, None) for name in ("command_timeout_s", "test_timeout_s", "setup_timeout_s")]
+    seconds = [float(v) for v in found if isinstance(v, int | float) and not isinstance(v, bool)]
+    if not seconds:
+        return lifetime_s
+    return max(1, min(lifetime_s, int(max(seconds)) + LIFETIME_MARGIN_S))
 
 
 class SandboxLimits(BaseModel):

@@ -69,7 +69,7 @@ def test_a_run_killed_while_it_grades_resumes_complete_and_leaves_nothing(make_t
     left = list(tmpdir.glob(f"repogym-grade-{first.pid}.*"))
     assert left, "the kill came after the grading directory was gone: nothing to reap"
     if sandbox == "docker":
-        assert _containers_of(first.pid), "a killed run's containers outlive it (their lifetime is a day)"
+        assert _containers_of(first.pid), "a killed run's containers outlive it (until their lifetime ends)"
 
     second = _run(suite, out, sandbox, tmpdir)
     output, _ = second.communicate(timeout=600)

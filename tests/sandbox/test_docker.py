@@ -418,6 +418,15 @@ def test_a_container_past_its_lifetime_goes_away_by_itself_and_the_episode_goes_
         assert sh(sandbox, "echo back", tree).stdout == "back\n"
 
 
+def test_a_command_longer_than_the_container_s_remaining_life_runs_in_a_fresh_one(tmp_path: Path) -> None:
+    """Issue 13: containers now live minutes, not a day; a command that would outlive its episode's
+    container (here, 2 s of life for a 3 s command) starts it afresh first instead of dying with it."""
+    with require_docker(lifetime_s=2) as sandbox:
+        tree = episode_dir(tmp_path, sandbox)
+        result = sh(sandbox, "sleep 3; echo done", tree, timeout_s=20)
+        assert (result.exit_code, result.stdout, result.timed_out) == (0, "done\n", False)
+
+
 def test_close_removes_every_container_of_the_family(tmp_path: Path) -> None:
     sandbox = require_docker()
     scoped = sandbox.scoped(limits={"max_processes": 99})
@@ -438,6 +447,7 @@ def test_scoped_adds_hides_reveals_and_limits_and_leaves_the_original_unchanged(
     narrowed = base.scoped(hide=["/srv/b"], reveal=["/srv/b/env"], limits=LimitsSpec(max_processes=7))
     assert narrowed.hide == ("/srv/a", "/srv/b") and narrowed.reveal == ("/srv/b/env",)
     assert (narrowed.limits.cpu_s, narrowed.limits.max_processes) == (5, 7) and narrowed.url == base.url
+    assert base.lifetime_s == 900 and narrowed.lifetime_s == 600 + 60  # the task's longest command limit (setup) and a minute
     assert base.hide == ("/srv/a",) and base.limits.max_processes == 256
     assert narrowed.image == base.image == "repogym/base:bookworm"
     assert base.scoped(image="repogym/node:bookworm").image == "repogym/node:bookworm"
