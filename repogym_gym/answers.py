@@ -37,9 +37,7 @@ import difflib
 import json
 import posixpath
 import secrets
-import tempfile
 import time
-from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -47,6 +45,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from repogym_gym.baseline import Baseline, BaselineStore, copy_tree
 from repogym_gym.gitstore import git_apply
 from repogym_gym.grading import confined
+from repogym_gym.owners import owned_temporary
 from repogym_gym.sandbox import Sandbox
 from repogym_gym.task import Task
 from repogym_gym.tree import scan_tree
@@ -181,8 +180,8 @@ def golden_files(task: Task, baseline: Baseline) -> dict[str, tuple[int, str]]:
 
 def _golden(task: Task, baseline: Baseline) -> dict[str, tuple[int, str, bytes]]:
     patch = task.golden_patch()
-    with tempfile.TemporaryDirectory(prefix=f"repogym-golden-{task.id}-") as tmp:
-        tree = Path(tmp) / "repo"
+    with owned_temporary("repogym-golden-", task.id) as tmp:
+        tree = tmp / "repo"
         copy_tree(baseline.tree, tree)
         git_apply(patch, tree)
         after = scan_tree(tree)

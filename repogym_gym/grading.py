@@ -46,7 +46,7 @@ from repogym_gym.graders.composite import combine
 from repogym_gym.graders.testrun import judge_dir, pycache_dir, run_tests
 from repogym_gym.grading_copy import build_grading_copy
 from repogym_gym.hiding import secret_paths
-from repogym_gym.owners import owned_tempdir, sweep_tempdirs
+from repogym_gym.owners import TEMP_PREFIXES, owned_tempdir, sweep_tempdirs
 from repogym_gym.paths import default_cache_dir
 from repogym_gym.results import GradeComponent, GradeResult
 from repogym_gym.sandbox import LocalSandbox, Sandbox
@@ -56,7 +56,6 @@ from repogym_gym.venvs import grader_venv_dir, venv_dir, venv_environ
 from repogym_gym.workspace import Snapshot, Workspace
 
 #: The grader's temporary directories in $TMPDIR (each named by its owner process; see repogym_gym.owners).
-TEMP_PREFIXES = ("repogym-grade-", "repogym-test-", "repogym-golden-")
 
 __all__ = [
     "VisibleTestRun", "confined", "default_grader", "grade_patch", "grade_snapshot", "grade_workspace", "run_visible_tests",

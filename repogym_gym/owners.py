@@ -14,16 +14,24 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
 import tempfile
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 from repogym_gym.tree import discard_tree
 
-__all__ = ["owned_tempdir", "process_owner", "sweep_tempdirs"]
+__all__ = ["TEMP_PREFIXES", "owned_temporary", "owned_tempdir", "process_owner", "sweep_tempdirs"]
+
+#: Every kind of temporary directory an episode makes (grading copies and test runs hold hidden tests,
+#: golden ones the answer, workspaces and episode folders the agent's work): :func:`sweep_tempdirs`
+#: removes those of dead processes.
+TEMP_PREFIXES = ("repogym-grade-", "repogym-test-", "repogym-golden-", "repogym-workspace-", "repogym-episode-",
+                 "repogym-shell-", "repogym-warm-")
 
 _log = logging.getLogger(__name__)
 _swept: set[str] = set()
@@ -45,16 +53,28 @@ def process_owner(pid: int) -> str | None:
     return f"{boot}:{pid}:{fields[19].decode()}" if len(fields) > 19 else None
 
 
-def owned_tempdir(prefix: str, label: str) -> Path:
-    """A new private (0700) directory in ``$TMPDIR`` named ``<prefix><pid>.<start time>-<label>-XXXX``.
+def owned_tempdir(prefix: str, label: str, parent: str | os.PathLike[str] | None = None) -> Path:
+    """A new private (0700) directory in ``parent`` (default ``$TMPDIR``) named ``<prefix><pid>.<start time>-<label>-XXXX``.
 
     Args:
         prefix: ``repogym-<kind>-`` (letters only in ``kind``): what :func:`sweep_tempdirs` looks for.
         label: Readable context (a task id).
+        parent: Where to make it.
     """
     owner = process_owner(os.getpid()) or f"?:{os.getpid()}:0"
     _, pid, start = owner.split(":")
-    return Path(tempfile.mkdtemp(prefix=f"{prefix}{pid}.{start}-{label}-"))
+    return Path(tempfile.mkdtemp(prefix=f"{prefix}{pid}.{start}-{label}-", dir=parent))
+
+
+@contextlib.contextmanager
+def owned_temporary(prefix: str, label: str) -> Iterator[Path]:
+    """:func:`owned_tempdir` for a block, removed when it ends (a killed process's, by the next sweep)."""
+    sweep_tempdirs(TEMP_PREFIXES)
+    path = owned_tempdir(prefix, label)
+    try:
+        yield path
+    finally:
+        discard_tree(path)
 
 
 def sweep_tempdirs(prefixes: tuple[str, ...], root: Path | None = None) -> list[Path]:

@@ -22,7 +22,6 @@ import errno
 import os
 import shutil
 import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -31,6 +30,7 @@ from repogym_gym.baseline import Baseline, BaselineStore, copy_tree
 from repogym_gym.changes import CarryPolicy, ChangeSet, collect_changes
 from repogym_gym.errors import GitMetadataError, PathEscapeError, WorkspaceError
 from repogym_gym.gitstore import BASELINE_REF, CANDIDATE_REF, GitStore, NumStat, git_apply
+from repogym_gym.owners import TEMP_PREFIXES, owned_tempdir, sweep_tempdirs
 from repogym_gym.task import Task
 from repogym_gym.tree import check_parents, diff_manifests, force_rmtree, remove_path, scan_tree, write_file_safely
 
@@ -106,7 +106,9 @@ class Workspace:
         """
         store = store or default_baseline_store()
         baseline = store.get(task)
-        root = Path(tempfile.mkdtemp(prefix=f"repogym-{task.id}-", dir=parent_dir))
+        if parent_dir is None:
+            sweep_tempdirs(TEMP_PREFIXES)  # what killed processes left, once per process
+        root = owned_tempdir("repogym-workspace-", task.id, parent_dir)
         try:
             copy_tree(baseline.tree, root / "repo")
             if scan_tree(root / "repo") != dict(baseline.manifest):

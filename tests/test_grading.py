@@ -328,3 +328,32 @@ def test_grading_directories_of_a_killed_process_are_swept_and_a_live_one_s_kept
     assert not orphan.exists() and live.is_dir() and other.is_dir()
     assert sweep_tempdirs(("repogym-grade-",), tmp_path) == []  # once per process and directory
     assert process_owner(child.pid) is None
+
+
+def test_workspaces_and_episode_folders_of_a_killed_process_are_swept_by_the_next_one(tmp_path: Path, make_task: MakeTask) -> None:
+    """Issue 13: a killed run left its workspaces (``repogym-<task>-*``) and episode folders in $TMPDIR
+    with nothing to tell whose they were. Both are owner-named now, and the next process that makes a
+    workspace removes those of dead owners (and none of a live one)."""
+    import subprocess
+    import sys
+
+    task = make_task()
+    prelude = f"import sys, tempfile, time; tempfile.tempdir = {str(tmp_path)!r}\nimport repogym_gym as rg\n"
+    child = subprocess.Popen([sys.executable, "-c", prelude + (
+        "from repogym_gym.owners import owned_temporary\nfrom repogym_gym.workspace import Workspace\n"
+        f"ws = Workspace.create(rg.load_task({str(task.root)!r}))\n"
+        "with owned_temporary('repogym-episode-', 'tiny') as episode:\n"
+        "    print(ws.root, episode, flush=True)\n"
+        "    time.sleep(300)\n")], stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None
+    left = [Path(p) for p in child.stdout.readline().split()]
+    assert len(left) == 2 and all(p.is_dir() for p in left), left
+    assert left[0].name.startswith(f"repogym-workspace-{child.pid}.")
+    child.kill()
+    child.communicate()
+    survivor = subprocess.run([sys.executable, "-c", prelude + (
+        "from repogym_gym.workspace import Workspace\n"
+        f"print(Workspace.create(rg.load_task({str(task.root)!r})).root)\n")], capture_output=True, text=True, check=True)
+    kept = Path(survivor.stdout.strip())
+    assert not any(p.exists() for p in left)
+    assert kept.is_dir()  # made after that process's own sweep (left unclosed: the next sweep takes it)

@@ -65,7 +65,7 @@ def test_work_tree_holds_the_source_but_not_the_hidden_tests(ws: Workspace) -> N
 def test_workspace_is_made_under_parent_dir(tiny_task: Task, tmp_path: Path) -> None:
     with Workspace.create(tiny_task, parent_dir=tmp_path) as ws:
         assert ws.root.parent == tmp_path
-        assert ws.root.name.startswith("repogym-tiny-calc-")
+        assert ws.root.name.startswith(f"repogym-workspace-{os.getpid()}.") and "-tiny-calc-" in ws.root.name
 
 
 # --- files ---------------------------------------------------------------------------------------

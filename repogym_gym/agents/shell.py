@@ -29,7 +29,6 @@ import os
 import shlex
 import shutil
 import string
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -37,6 +36,7 @@ from typing import Any
 
 from repogym_gym.agents.base import AgentBase
 from repogym_gym.errors import AgentError, AgentInfraError
+from repogym_gym.owners import owned_temporary
 from repogym_gym.sandbox import scrubbed_env
 from repogym_gym.task import Task
 
@@ -137,8 +137,8 @@ class ShellAgent(AgentBase):
             self.log = f"$ {self.command}\nnot run: the episode's time limit was reached"
             return
         passed = {k: os.environ[k] for k in self._passthrough if k in os.environ}
-        with tempfile.TemporaryDirectory(prefix="repogym-shell-") as tmp:
-            problem_file = Path(tmp) / "problem.md"
+        with owned_temporary("repogym-shell-", self._task.id) as tmp:
+            problem_file = tmp / "problem.md"
             problem_file.write_text(self._task.spec.problem_statement, encoding="utf-8")
             values = {"workspace": str(self._workspace), "problem_file": str(problem_file), "task_id": self._task.id}
             argv = [arg.format(**values) for arg in self._template]

@@ -68,6 +68,7 @@ from repogym_gym.graders import judge_policy
 from repogym_gym.graders.record import read_record
 from repogym_gym.graders.seal import Observations, Seal, seal_tree
 from repogym_gym.junit import JUnitReport, parse_junit_xml
+from repogym_gym.owners import owned_temporary
 from repogym_gym.paths import default_cache_dir
 from repogym_gym.results import CommandResult
 from repogym_gym.safetext import short_text
@@ -244,8 +245,8 @@ def warm_pycache(env: Mapping[str, str]) -> None:
         if python is None or key in _warmed:
             return
         _warmed.add(key)
-    with tempfile.TemporaryDirectory(prefix="repogym-warm-") as tmp:
-        root = Path(tmp)
+    with owned_temporary("repogym-warm-", "pycache") as root:
+        tmp = str(root)
         (root / "test_warm.py").write_text("def test_warm():\n    assert [1] == [1]\n")
         (root / "pytest.ini").write_text("[pytest]\njunit_family = xunit1\n")
         argv = [python, "-I", "-X", f"pycache_prefix={pycache_dir()}", "-m", "pytest", "-q", "-p", "no:cacheprovider",

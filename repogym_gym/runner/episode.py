@@ -18,7 +18,6 @@ recorded with ``agent_error`` (the pinned behaviour of ``run_episode``).
 
 from __future__ import annotations
 
-import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,6 +29,7 @@ from repogym_gym.agents.base import EpisodeOutcome, as_agent, run_episode
 from repogym_gym.agents.registry import AgentSpec
 from repogym_gym.errors import AgentInfraError
 from repogym_gym.gym import RepoGymEnv
+from repogym_gym.owners import owned_temporary
 from repogym_gym.results import GradeResult
 from repogym_gym.runner.models import RunResult
 from repogym_gym.task import resolve_task
@@ -145,9 +145,9 @@ def run_job(job: EpisodeJob) -> EpisodeRecord:
     while True:
         started_at, start = _now(), time.monotonic()
         outcome, conversation, trajectory_json, used = None, None, None, ""
-        with tempfile.TemporaryDirectory(prefix="repogym-episode-") as tmp:
+        with owned_temporary("repogym-episode-", job.task_id) as tmp:
             try:
-                outcome, conversation, used = _attempt(job, Path(tmp))
+                outcome, conversation, used = _attempt(job, tmp)
                 infra = outcome.info.get("infra_error")
                 if infra is None and "score" not in outcome.info:
                     infra = "the episode ended without a grade"
