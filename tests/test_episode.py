@@ -8,6 +8,7 @@ score on the last step only (plus at most 0.1 of opt-in shaping).
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -901,3 +902,30 @@ def test_a_run_command_with_a_nul_byte_is_refused_not_raised(started: Episode) -
     """Popen raised ValueError (embedded null byte) out of step()."""
     result = run(started, "echo a\0b")
     assert result.observation.error and "NUL byte" in result.observation.text
+
+
+GLOBAL_SWAP = """
+
+def _swap():
+    import sys
+    module = next(m for n, m in list(sys.modules.items()) if n.endswith("test_calc"))
+    module.sub = min
+
+
+_swap_at_call = add
+
+
+def add(a, b):  # noqa: F811
+    _swap()
+    return _swap_at_call(a, b)
+"""
+
+
+def test_an_invalid_visible_run_names_repository_paths_never_the_host_s(started: Episode) -> None:
+    """Issue 13: the Test action's invalid-run reason quoted the grading copy's host path
+    (``/tmp/repogym-test-<pid>...``): observations show repository paths only."""
+    started.step({"kind": "write", "path": "calc/__init__.py", "content": CALC_SOURCE + GLOBAL_SWAP})
+    result = started.step({"kind": "test"})
+    text = result.observation.text
+    assert text.startswith("The test run is invalid and would score 0: the code under test broke the judge's policy"), text
+    assert "tests/test_calc.py" in text and "repogym-test-" not in text and tempfile.gettempdir() + "/" not in text, text
