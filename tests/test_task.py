@@ -373,6 +373,7 @@ def task_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.mark.timeout(300)  # the run's budget: a hang fails it instead of CI's whole timeout
 def test_a_thousand_generated_task_files_load_or_are_refused_naming_the_file(task_dir: Path) -> None:
     seen = {"loaded": 0, "refused": 0}
 

@@ -1,7 +1,8 @@
 """Property-based fuzzing of actions through the real env (issue 13): whatever a policy sends,
 ``env.step`` returns an observation inside the space, valid UTF-8, and never raises or hangs.
 
-Fixed seed (``derandomize``), no example database, so CI runs the same examples every time. The
+Fixed seed (``derandomize``), no example database, so CI runs the same examples every time; each
+test has a time budget (``pytest.mark.timeout``) and each step one of its own (a hang fails). The
 bulk run sends 10,000 actions through ``RepoGym/Task-v0`` on the tiny task under the local sandbox;
 a graded action (``test``, a well-formed ``submit``) costs a test run, so the bulk draws them only
 malformed and a second, smaller run sends them whole.
@@ -10,6 +11,7 @@ malformed and a second, smaller run sends them whole.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -83,8 +85,14 @@ def env(fuzz_task: Task) -> Iterator[gym.Env]:
     environment.close()
 
 
+#: Seconds one step may take (a graded one runs the tests): past it the action hung.
+STEP_BUDGET_S = 60
+
+
 def _check(env: gym.Env, action: Any) -> None:
+    started = time.monotonic()
     observation, reward, terminated, truncated, info = env.step(action)
+    assert time.monotonic() - started < STEP_BUDGET_S, f"a step took over {STEP_BUDGET_S} s: {action!r:.200}"
     assert env.observation_space.contains(observation), observation
     observation["text"].encode("utf-8")  # valid UTF-8: no lone surrogate reaches a trainer
     assert isinstance(reward, float) and reward == reward
@@ -93,6 +101,7 @@ def _check(env: gym.Env, action: Any) -> None:
         env.reset()
 
 
+@pytest.mark.timeout(900)  # the run's budget (about 90 s here): a hang fails it instead of CI's whole timeout
 def test_ten_thousand_actions_never_raise_and_stay_inside_the_space(env: gym.Env) -> None:
     sent = []
 
@@ -109,6 +118,7 @@ def test_ten_thousand_actions_never_raise_and_stay_inside_the_space(env: gym.Env
     assert len(sent) >= BULK_ACTIONS
 
 
+@pytest.mark.timeout(900)  # the run's budget (about 90 s here): a hang fails it instead of CI's whole timeout
 def test_graded_actions_with_fuzzed_fields_never_raise(env: gym.Env) -> None:
     sent = []
 
