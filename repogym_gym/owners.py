@@ -18,6 +18,9 @@ import contextlib
 import logging
 import os
 import re
+import signal
+import subprocess
+import sys
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -25,7 +28,7 @@ from pathlib import Path
 
 from repogym_gym.tree import discard_tree
 
-__all__ = ["TEMP_PREFIXES", "owned_temporary", "owned_tempdir", "process_owner", "sweep_tempdirs"]
+__all__ = ["TEMP_PREFIXES", "descendants", "owned_temporary", "owned_tempdir", "process_owner", "reaper", "sweep_tempdirs"]
 
 #: Every kind of temporary directory an episode makes (grading copies and test runs hold hidden tests,
 #: golden ones the answer, workspaces and episode folders the agent's work): :func:`sweep_tempdirs`
@@ -107,3 +110,53 @@ def sweep_tempdirs(prefixes: tuple[str, ...], root: Path | None = None) -> list[
     if removed:
         _log.warning("removed %d directory(ies) left by dead processes in %s", len(removed), base)
     return removed
+
+
+def descendants(pid: int) -> list[int]:
+    """The live processes below ``pid`` (children, their children...), from ``/proc``; [] off Linux."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = [e for e in os.listdir("/proc") if e.isdigit()]
+    except OSError:
+        return []
+    for entry in entries:
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        parent = int(stat[stat.rfind(b")") + 2:].split()[1])
+        children.setdefault(parent, []).append(int(entry))
+    found, stack = [], [pid]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            found.append(child)
+            stack.append(child)
+    return found
+
+
+def reaper(pids: list[int]) -> subprocess.Popen[bytes] | None:
+    """A process that SIGKILLs ``pids`` once this process closes its stdin or dies (its own session:
+    a kill of this process's group spares it). Each pid is killed only if it is still the process
+    it was (owner checked: a pid reused since is left alone). None when there is nothing to watch.
+
+    Used for the local Ray a run starts: killed with SIGKILL, the driver left Ray's agents running
+    about a minute (they publish the raylet's death to a GCS that is gone, with a fixed 60 s timeout).
+    """
+    owners = [o for o in (process_owner(p) for p in pids) if o is not None]
+    if not owners:
+        return None
+    return subprocess.Popen([sys.executable, "-c", "import sys; from repogym_gym.owners import _reap_at_eof; _reap_at_eof(sys.argv[1:])",
+                             *owners], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+
+
+def _reap_at_eof(owners: list[str]) -> None:
+    """The reaper's body: wait for EOF on stdin, then kill each owner's process that is still it."""
+    with contextlib.suppress(OSError):
+        sys.stdin.buffer.read()
+    for owner in owners:
+        pid = int(owner.split(":")[1])
+        if process_owner(pid) == owner:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)

@@ -16,7 +16,8 @@ What every node needs:
 
 Without an address and without an initialised Ray, a local Ray with ``num_cpus=in_flight``
 is started for the run, quietly (no dashboard, no worker log forwarding, errors only), and
-shut down at the end.
+shut down at the end; a reaper (:func:`repogym_gym.owners.reaper`) kills its processes if the
+driver dies first (SIGKILL left Ray's two agents running about a minute).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from types import ModuleType
 from typing import Any
 
 from repogym_gym.errors import RunError
+from repogym_gym.owners import descendants, reaper
 from repogym_gym.runner.episode import EpisodeJob, EpisodeRecord, infra_record, run_job_data
 
 __all__ = ["check_address", "import_ray", "ray_records", "ray_session"]
@@ -98,10 +100,14 @@ def ray_session(address: str | None, num_cpus: int) -> Iterator[ModuleType]:
     except Exception as exc:  # noqa: BLE001 - Ray raises ConnectionError, RuntimeError, ValueError ...
         where = f"the Ray cluster at {address!r}" if address else "a local Ray"
         raise RunError(f"could not start {where}: {type(exc).__name__}: {exc}") from None
+    # the local Ray's processes (started by this one) die with it, even by SIGKILL
+    watcher = None if address else reaper(descendants(os.getpid()))
     try:
         yield ray
     finally:
         ray.shutdown()
+        if watcher is not None:
+            watcher.communicate(timeout=30)  # closes its stdin: it kills what shutdown left
         if auth_mode is None:
             os.environ.pop(_AUTH_MODE, None)
         else:

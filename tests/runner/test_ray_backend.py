@@ -64,3 +64,32 @@ def test_an_unreachable_ray_address_fails_fast_naming_it(tiny_task: Task, tmp_pa
     with pytest.raises(RunError, match=r"cannot reach the Ray cluster at --ray-address '127.0.0.1:1'"):
         run_suite([tiny_task], ["noop"], out=tmp_path / "run", backend="ray", ray_address="127.0.0.1:1")
     assert not (tmp_path / "run").exists()
+
+
+def test_a_local_ray_dies_with_its_driver_even_by_sigkill() -> None:
+    """Issue 13: a driver killed with SIGKILL left two Ray agents running about a minute (they report
+    the raylet's death to a GCS that is gone, with a fixed 60 s timeout). The reaper kills them."""
+    import os
+    import signal
+    import time
+
+    from repogym_gym.owners import descendants, process_owner
+
+    pytest.importorskip("ray")
+    driver = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""\
+        import time
+        from repogym_gym.runner.ray_backend import ray_session
+        with ray_session(None, 1):
+            print("ready", flush=True)
+            time.sleep(300)
+        """)], stdout=subprocess.PIPE, text=True, start_new_session=True)
+    assert driver.stdout is not None and driver.stdout.readline().strip() == "ready"
+    ray_processes = [o for o in map(process_owner, descendants(driver.pid)) if o is not None]
+    agents = [o for o in ray_processes if "Agent" in Path(f"/proc/{o.split(':')[1]}/cmdline").read_text(errors="replace")]
+    assert len(agents) >= 2, ray_processes  # the dashboard's and the runtime environment's
+    os.kill(driver.pid, signal.SIGKILL)  # the driver alone (a kill of its whole group takes the agents with it)
+    driver.communicate()
+    deadline = time.monotonic() + 20
+    while (alive := [o for o in ray_processes if process_owner(int(o.split(":")[1])) == o]) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert alive == []
