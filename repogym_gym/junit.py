@@ -165,7 +165,8 @@ def failure_messages(path: str | os.PathLike[str], ids: Iterable[str]) -> dict[s
         ids: The ids wanted (e.g. the failing ones of :attr:`JUnitReport.ids`).
 
     Returns:
-        ``{id: first line}``, for the ids whose testcase has a failure or error with a text.
+        ``{id: first line}``, for the ids whose testcase has a failure or error with a text (for a
+        module that failed to import, the exception pytest printed, not "collection failure").
     """
     wanted, out = set(ids), dict[str, str]()
     where = os.fspath(path)
@@ -186,6 +187,10 @@ def failure_messages(path: str | os.PathLike[str], ids: Iterable[str]) -> dict[s
         for result in case.result:
             if isinstance(result, (Failure, Error)):
                 text = (result.message or result.text or "").strip().splitlines()
+                if result.message == "collection failure" and result.text:
+                    # pytest's message for a module that failed to import: the exception is the text's last "E" line
+                    raised = [line[1:].strip() for line in result.text.splitlines() if line.startswith("E ")]
+                    text = raised[-1:] or text
                 if text:
                     out[test_id] = text[0]
                     break

@@ -862,3 +862,18 @@ def test_a_thousand_generated_junit_reports_parse_or_are_refused(tmp_path: Path)
 
     parse()
     assert seen["parsed"] + seen["refused"] >= FILES and seen["parsed"] >= FILES // 20, seen  # both paths, often
+
+
+def test_a_module_that_failed_to_import_is_explained_by_its_error_not_collection_failure(tmp_path: Path) -> None:
+    """Issue 12: 13 of 28 history statements listed their tests as "not collected" with the ImportError
+    that names the missing function dropped: pytest's message for it is only "collection failure"."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("def a():\n    return 1\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_x.py").write_text("from pkg import a, newfunc\n\n\ndef test_new():\n    assert newfunc()\n")
+    report = tmp_path / "junit.xml"
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}", "tests"],
+                   cwd=tmp_path, capture_output=True, timeout=120, check=False)
+    ids = parse_junit_xml(report).failed_ids()
+    messages = junit.failure_messages(report, ids)
+    assert list(messages.values()) == [f"ImportError: cannot import name 'newfunc' from 'pkg' ({tmp_path}/pkg/__init__.py)"]

@@ -23,7 +23,10 @@ fails in (3), or disappears from a test file ``C`` did not change, rejects the c
 A task is ``task.yaml`` (``repo.source``: the git repository at ``P``, so no later history
 reaches a workspace), ``hidden/`` (``C``'s version of every changed test file) and
 ``solution.patch`` (``git diff --binary P C`` of the source files). The problem statement is the
-commit's subject line and the failing tests with their first message line, never the diff.
+commit's message (for a merge, its body and the merged commits' subjects; trailers dropped) and the
+failing tests with their first message line (for a test whose module fails to import, the error
+that names what is missing), never the diff; a task whose tests only miss something is a
+``feature`` ("implement"), else a ``bugfix`` (:func:`~repogym_gym.mine.statement.statement_kind`).
 
 :func:`mine_releases` does the same over consecutive pinned sdists of one package, committed to
 a throwaway repository; its tasks start from the older sdist (a ``pypi`` source).
@@ -61,7 +64,7 @@ from repogym_gym.gitstore import (
     files_from_manifest,
     run_git,
 )
-from repogym_gym.mine.statement import failing_tests_statement
+from repogym_gym.mine.statement import commit_text, failing_tests_statement, statement_kind
 from repogym_gym.mine.suiterun import SuiteRun, run_suite, stable_outcomes
 from repogym_gym.paths import default_cache_dir
 from repogym_gym.sources import materialize_source
@@ -155,6 +158,7 @@ class _Change:
     tests: dict[str, str]  # path -> git status letter (A, M, D, T)
     sources: dict[str, str]
     subject: str
+    text: str = ""  # what the statement quotes of the commit (statement.commit_text)
 
 
 # --- git ------------------------------------------------------------------------------------------
@@ -194,9 +198,15 @@ def _change(store: GitStore, parent: str, commit: str, tests: pathspec.GitIgnore
             test_files[path] = letter
         elif sources.match_file(path):
             source_files[path] = letter
-    message = store.git("cat-file", "commit", commit).decode("utf-8", "replace").split("\n\n", 1)
-    subject = message[1].strip().split("\n", 1)[0].strip() if len(message) > 1 else ""
-    return _Change(dict(sorted(test_files.items())), dict(sorted(source_files.items())), subject)
+    header, _, message = store.git("cat-file", "commit", commit).decode("utf-8", "replace").partition("\n\n")
+    subject = message.strip().split("\n", 1)[0].strip()
+    parents = [line.split()[1] for line in header.splitlines() if line.startswith("parent ")]
+    branch = []
+    if len(parents) > 1:  # a merge: the merged branch's own commits say what it did
+        branch = store.git("log", "--format=%s", "--no-merges", "--reverse", "-n", "10", f"{parents[0]}..{parents[1]}",
+                           "--").decode("utf-8", "replace").splitlines()
+    return _Change(dict(sorted(test_files.items())), dict(sorted(source_files.items())), subject,
+                   commit_text(message, branch))
 
 
 def _lines_changed(store: GitStore, parent: str, commit: str, paths: Iterable[str]) -> int:
@@ -416,7 +426,15 @@ def _outcomes(run: _Run, commit: str, change: _Change, trees: _Trees) -> tuple[l
     p2p = sorted(passing_after & runs_before.passing() & runs_hidden.passing())
     if not f2p:
         return "no_fail_to_pass"
-    return f2p, p2p, {i: _mask(runs_hidden.messages.get(i, "not collected"), trees.with_tests) for i in f2p}
+    return f2p, p2p, {i: _mask(runs_hidden.messages.get(i) or _not_collected(runs_hidden, i), trees.with_tests) for i in f2p}
+
+
+def _not_collected(run: SuiteRun, test_id: str) -> str:
+    """Why ``test_id`` is absent: its module's collection error (pytest reports it under the module's
+    dotted name), which names what the tests import that does not exist yet."""
+    module = test_id.split("::", 1)[0].removesuffix(".py").replace("/", ".")
+    error = run.messages.get(module) or run.messages.get(test_id.split("::", 1)[0])
+    return f"not collected: {error}" if error else "not collected"
 
 
 def _write_mined(run: _Run, parent: str, commit: str, change: _Change, trees: _Trees, f2p: list[str], p2p: list[str],
@@ -426,8 +444,8 @@ def _write_mined(run: _Run, parent: str, commit: str, change: _Change, trees: _T
     task_id = f"{options.package}-{commit[:8]}"
     spec = {
         "id": task_id,
-        "type": "bugfix",
-        "problem_statement": _history_statement(options.package, change.subject, f2p, messages),
+        "type": statement_kind(f2p, messages),
+        "problem_statement": _history_statement(options.package, change.text, f2p, messages),
         **{k: v for k, v in template.items() if k not in ("tests", "repo")},
         "repo": {**{k: v for k, v in template.get("repo", {}).items() if k != "source"}, "source": run.source_of(parent)},
         "tests": {**run.tests.model_dump(mode="json", exclude_defaults=True), "hidden": "hidden",
@@ -458,9 +476,10 @@ def _mask(message: str, tree: Path) -> str:
     return message
 
 
-def _history_statement(package: str, subject: str, f2p: list[str], messages: dict[str, str]) -> str:
-    body = failing_tests_statement(package, f2p, messages)
-    return f"{subject}\n\n{body}" if subject else body
+def _history_statement(package: str, text: str, f2p: list[str], messages: dict[str, str]) -> str:
+    """The commit's own words (:func:`commit_text`), then the failing tests framed by what they show."""
+    body = failing_tests_statement(package, f2p, messages, statement_kind(f2p, messages))
+    return f"{text}\n\n{body}" if text else body
 
 
 def _write_task(root: Path, spec: dict[str, Any], patch: str, after: Path, test_files: dict[str, str]) -> None:

@@ -148,9 +148,10 @@ def test_the_golden_patch_is_the_source_change_and_applies_to_the_parent(mined, 
 def test_the_statement_names_the_subject_and_failing_tests_not_the_diff(mined) -> None:
     _repo, _shas, tasks, _report = mined
     statement = load_task(tasks[0].root).spec.problem_statement
-    assert statement.startswith("Fix add() subtracting its arguments\n")
+    assert statement.startswith("Fix add() subtracting its arguments\n\nadd(2, 3) returned -1.\n")  # the whole message
     assert F2P in statement and "assert -1 == 5" in statement
-    assert "return a + b" not in statement and "add(2, 3) returned -1." not in statement
+    assert "return a + b" not in statement
+    assert "Find the fault" in statement and load_task(tasks[0].root).spec.type == "bugfix"  # the test runs and fails
 
 
 def test_each_other_commit_is_skipped_or_rejected_with_its_reason(mined) -> None:
@@ -209,7 +210,32 @@ def test_tests_not_collected_before_the_change_count_as_fail_to_pass(tmp_path: P
     tasks, report = mine(repo, f"{shas['fix']}..{feature}", tmp_path / "out")
     assert report.outcomes[feature] == "task" and report.tasks == [f"pkg-{feature[:8]}"]
     assert [t.fail_to_pass for t in tasks] == [("tests/test_sub.py::test_sub",)]
-    assert "`tests/test_sub.py::test_sub`: not collected" in load_task(tasks[0].root).spec.problem_statement
+    spec = load_task(tasks[0].root).spec
+    # the import error that names what is missing, not a bare "not collected"; a feature, framed as one
+    assert "`tests/test_sub.py::test_sub`: not collected: ImportError: cannot import name 'sub' from 'pkg.core'" \
+        in spec.problem_statement, spec.problem_statement
+    assert spec.type == "feature" and "Implement it in the library" in spec.problem_statement
+    assert "Find the fault" not in spec.problem_statement
+
+
+def test_a_merged_pull_request_is_stated_by_its_title_and_commits_not_its_merge_subject(tmp_path: Path) -> None:
+    """Issue 12: 27 of 28 history statements were "Merge pull request #N from user/branch". A merge on
+    the first-parent chain is stated by its body (GitHub's holds the pull request's title) and the
+    subjects of the branch's commits; trailers such as Signed-off-by are dropped."""
+    repo, shas = make_repo(tmp_path)
+    git(repo, "checkout", "-q", "-b", "feature", shas["fix"])
+    source = (repo / "pkg" / "core.py").read_text()
+    commit(repo, "Add sub() for differences\n\nSigned-off-by: A Dev <dev@example.com>",
+           {"pkg/core.py": source + "\n\ndef sub(a, b):\n    return a - b\n"})
+    commit(repo, "Test sub()", {"tests/test_sub.py": "from pkg.core import sub\n\n\ndef test_sub():\n    assert sub(3, 2) == 1\n"})
+    git(repo, "checkout", "-q", "-b", "trunk", shas["fix"])
+    git(repo, "merge", "-q", "--no-ff", "feature", "-m", "Merge pull request #3 from dev/sub\n\nSubtraction helper")
+    merge = git(repo, "rev-parse", "HEAD")
+    tasks, report = mine(repo, f"{shas['fix']}..{merge}", tmp_path / "out")
+    assert report.outcomes[merge] == "task", report.outcomes
+    statement = load_task(tasks[0].root).spec.problem_statement
+    assert statement.startswith("Subtraction helper\n\n- Add sub() for differences\n- Test sub()\n\n"), statement
+    assert "Merge pull request" not in statement and "Signed-off-by" not in statement
 
 
 def test_tests_that_passed_before_are_not_fail_to_pass_when_the_new_tests_break_their_module_s_import(
