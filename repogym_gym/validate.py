@@ -18,6 +18,10 @@ A task is sound when (design doc 001, "Verification is a separate, explicit comm
    (or one the sandbox cannot apply) would zero every reward there while passing locally;
 7. no grade hit an infrastructure error.
 
+Beside the checks, ``flags`` name what is sound but weak: a fail_to_pass none of whose tests is
+collected on the baseline (their module does not import: what they ask for does not exist yet),
+where any stub that makes the module importable already turns the failure into a run.
+
 Example:
     >>> report = validate_task(load_task("task_suites/starter/parse-duration"))   # doctest: +SKIP
     >>> report.ok                                                                 # doctest: +SKIP
@@ -59,6 +63,7 @@ class TaskValidation(BaseModel):
         task_id: The task.
         ok: Every check passed.
         checks: baseline, noop, golden, repeatable, own_sandbox, answer_hidden (in that order).
+        flags: Sound but weak (module docstring); they do not make ``ok`` False.
         noop_score: Score of the empty submission.
         golden_scores: Score of each golden grade.
         duration_s: Seconds spent validating.
@@ -69,6 +74,7 @@ class TaskValidation(BaseModel):
     task_id: str
     ok: bool
     checks: list[ValidationCheck]
+    flags: list[str] = Field(default_factory=list)
     noop_score: float
     golden_scores: list[float] = Field(default_factory=list)
     duration_s: float = 0.0
@@ -98,6 +104,16 @@ def _baseline_check(task: Task, noop: GradeResult) -> ValidationCheck:
         return ValidationCheck(name="baseline", ok=False, message="; ".join(problems))
     counts = f"{len(noop.fail_to_pass)} fail_to_pass fail, {len(noop.pass_to_pass)} pass_to_pass pass"
     return ValidationCheck(name="baseline", ok=True, message=counts)
+
+
+def _flags(noop: GradeResult) -> list[str]:
+    """What is sound but weak about the task, read from its baseline (the noop grade)."""
+    if noop.infra_error or not noop.fail_to_pass:
+        return []
+    if all(s == "missing" for s in noop.fail_to_pass.values()):
+        return [f"fail_to_pass is only import errors: none of its {len(noop.fail_to_pass)} tests is collected on the "
+                "baseline (their module does not import); the statement must name what to implement"]
+    return []
 
 
 def _agent_sandbox(task: Task) -> Sandbox:
@@ -222,6 +238,6 @@ def validate_task(
             if owned:
                 own.close()
     return TaskValidation(
-        task_id=task.id, ok=all(c.ok for c in checks), checks=checks, noop_score=noop.score,
+        task_id=task.id, ok=all(c.ok for c in checks), checks=checks, flags=_flags(noop), noop_score=noop.score,
         golden_scores=[g.score for g in goldens], duration_s=time.monotonic() - start,
     )

@@ -79,6 +79,9 @@ def validate_command(
     for res in bad:
         for line in res.failures():
             out.print(f"[red]{res.task_id}[/] {line}", highlight=False, soft_wrap=True)
+    for res in results:
+        for flag in res.flags:
+            out.print(f"[yellow]{res.task_id}[/] flag: {flag}", highlight=False, soft_wrap=True)
     if json_out is not None:
         try:
             json_out.write_text("[" + ",\n".join(r.model_dump_json() for r in results) + "]\n")

@@ -172,6 +172,7 @@ def test_the_mined_task_validates_from_the_parent_commit(mined) -> None:
     _repo, _shas, tasks, _report = mined
     verdict = validate_task(load_task(tasks[0].root), repeats=2)
     assert verdict.ok, verdict.failures()
+    assert verdict.flags == []  # its new test runs on the baseline and fails
 
 
 def test_size_limits_count_source_files_and_lines_only(tmp_path: Path) -> None:
@@ -216,6 +217,9 @@ def test_tests_not_collected_before_the_change_count_as_fail_to_pass(tmp_path: P
         in spec.problem_statement, spec.problem_statement
     assert spec.type == "feature" and "Implement it in the library" in spec.problem_statement
     assert "Find the fault" not in spec.problem_statement
+    verdict = validate_task(load_task(tasks[0].root), repeats=1)  # sound, and flagged as only import errors
+    assert verdict.ok, verdict.failures()
+    assert [f.split(":")[0] for f in verdict.flags] == ["fail_to_pass is only import errors"]
 
 
 def test_a_merged_pull_request_is_stated_by_its_title_and_commits_not_its_merge_subject(tmp_path: Path) -> None:
