@@ -16,8 +16,10 @@ from repogym_gym.cli.output import stdout_console
 from repogym_gym.errors import TaskSpecError, validation_problems
 from repogym_gym.mine.history import HistoryOptions, mine_history
 from repogym_gym.mine.mutation import MutationReport, operator_yield
-from repogym_gym.spec import TestSpec
+from repogym_gym.paths import default_cache_dir
+from repogym_gym.spec import PythonEnvSpec, TestSpec
 from repogym_gym.suites import DEFAULT_PYTEST, PackageRecipe, build_suite, load_recipe, mine_package, with_pytest
+from repogym_gym.venvs import ensure_venv
 
 __all__ = ["from_recipe", "history", "mine_app", "mutate", "tasks_table", "yield_table"]
 
@@ -119,14 +121,33 @@ def history(
     test_command: Annotated[str, typer.Option(help="Test command with {junit}.")] = "python -m pytest -q --junitxml={junit} tests",
     max_files: Annotated[int, typer.Option(min=1, help="Most source files a fix may change.")] = 10,
     max_lines: Annotated[int, typer.Option(min=1, help="Most source lines a fix may change.")] = 300,
+    url: Annotated[str | None, typer.Option(
+        help="The repository's URL the tasks record (e.g. https://github.com/o/r.git); default: REPO's local path, "
+             "which works on this machine only.")] = None,
+    requirement: Annotated[list[str] | None, typer.Option(
+        "--requirement", help=f"The tasks' test environment (repeatable), recorded in task.yaml and added to "
+                              f"{DEFAULT_PYTEST} unless one names pytest.")] = None,
+    pythonpath: Annotated[list[str] | None, typer.Option(
+        "--pythonpath", help="Import root inside the repository (repeatable; default '.'; 'src' for a src layout).")] = None,
 ) -> None:
-    """Mine bugfix tasks from fix commits: each commit changing source and tests is tried three
-    ways (parent, parent + new tests, parent + new tests + fix); the new tests become hidden tests."""
+    """Mine tasks from fix commits: each commit changing source and tests is tried three ways (parent,
+    parent + new tests, parent + new tests + fix); the new tests become hidden tests. Every task records
+    its source (--url) and its pinned test environment (--requirement), so it runs on other machines."""
+    try:
+        options = HistoryOptions(package=package, max_files_changed=max_files, max_lines_changed=max_lines)
+        tests = TestSpec(command=test_command, hidden="hidden", pythonpath=pythonpath or ["."])
+        env = PythonEnvSpec(requirements=with_pytest(requirement or []))
+    except ValidationError as exc:  # one line naming the option and its value, exit 2
+        raise TaskSpecError("; ".join(f"--{line}" for line in validation_problems(exc))) from None
     out.mkdir(parents=True, exist_ok=True)
-    options = HistoryOptions(package=package, max_files_changed=max_files, max_lines_changed=max_lines)
-    tests = TestSpec(command=test_command, hidden="hidden")
     err = Console(stderr=True)
-    mined, report = mine_history(repo, rev_range, tests, {"tags": ["history", package]}, options, out, env_dir=None,
+    if url is None:
+        err.print(f"note: the tasks name {repo.resolve()} as their source; pass --url for tasks that run elsewhere",
+                  highlight=False, soft_wrap=True)
+    err.print(f"building the test environment {env.requirements}", highlight=False)
+    env_dir = ensure_venv(env.requirements, cache_dir=default_cache_dir())
+    template = {"tags": ["history", package], "repo": {"env": env.model_dump()}}
+    mined, report = mine_history(repo, rev_range, tests, template, options, out, env_dir=env_dir, url=url,
                                  progress=lambda line: err.print(line, highlight=False))
     table = Table(title=f"{package}: {len(mined)} tasks from {report.candidates} candidate commits")
     table.add_column("commit", no_wrap=True)

@@ -34,9 +34,14 @@ def test_mine_history_turns_a_fix_commit_into_a_sound_task(tmp_path: Path) -> No
                                                + "\n\ndef test_two():\n    assert double(2) == 4\n")
     git(repo, "commit", "-qam", "Fix double() returning triple")
     out = tmp_path / "out"
-    result = CliRunner().invoke(app, ["mine", "history", str(repo), "HEAD~1..HEAD", "--out", str(out), "--package", "lib"])
+    url = (tmp_path / "repo").resolve().as_uri()  # a URL, as a user elsewhere would fetch it (file:// here)
+    result = CliRunner().invoke(app, ["mine", "history", str(repo), "HEAD~1..HEAD", "--out", str(out), "--package", "lib",
+                                      "--url", url])
     assert result.exit_code == 0, result.output
     [task] = load_tasks(out)
+    # portable (issue 12): the source is the URL given, the test environment pinned and recorded
+    assert task.spec.repo.source.model_dump()["url"] == url
+    assert task.spec.repo.env is not None and task.spec.repo.env.requirements == [DEFAULT_PYTEST]
     assert task.spec.tests.fail_to_pass == ["tests/test_lib.py::test_two"]
     assert (task.root / "hidden" / "tests" / "test_lib.py").is_file()
     assert "tests/" not in task.golden_patch()
@@ -81,3 +86,12 @@ def test_mine_mutate_with_a_malformed_sha256_is_one_line_naming_the_option(capsy
 def test_realcode_with_a_missing_recipe_is_one_line_naming_the_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, _, err = run_main(["realcode", "--recipe", str(tmp_path / "nope.yaml")], capsys)
     assert code == 2 and err.startswith(f"error: {tmp_path / 'nope.yaml'}") and "Traceback" not in err
+
+
+def test_mine_history_refuses_a_pip_option_as_a_requirement_before_any_work(tmp_path: Path,
+                                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_main(["mine", "history", str(tmp_path), "HEAD~1..HEAD", "--out", str(tmp_path / "out"),
+                               "--package", "lib", "--requirement", "-e ."], capsys)
+    assert code == 2, out + err
+    assert "--requirements" in err and "must be a package specifier" in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()  # nothing built, nothing written
