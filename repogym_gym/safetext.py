@@ -21,10 +21,12 @@ Example:
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["first_surrogate", "safe_json", "safe_text", "short_text"]
+__all__ = ["first_surrogate", "replace_paths", "safe_json", "safe_text", "short_text"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -72,3 +74,19 @@ def short_text(text: str, limit: int) -> str:
     """
     cleaned = "".join(c if " " <= c <= "~" else "?" for c in text)
     return cleaned if len(cleaned) <= limit else cleaned[: limit - 3] + "..."
+
+
+def replace_paths(text: str | None, shown: Mapping[str | os.PathLike[str], str]) -> str | None:
+    """``text`` with each directory of ``shown`` (as given and as its real path) followed by ``/``
+    replaced by what ``shown`` maps it to: a host path in a message the agent or trainer reads
+    becomes a repository path (``{copy: ""}``) or a placeholder. None stays None.
+
+    >>> replace_paths("test module /tmp/g/repo/tests/t.py: x", {"/tmp/g/repo": "", "/tmp/g/scratch": "<scratch>/"})
+    'test module tests/t.py: x'
+    """
+    if text is None:
+        return None
+    for root, replacement in shown.items():
+        for form in dict.fromkeys((os.fspath(root), os.path.realpath(root))):
+            text = text.replace(form + "/", replacement)
+    return text

@@ -71,7 +71,7 @@ from repogym_gym.junit import JUnitReport, parse_junit_xml
 from repogym_gym.owners import owned_temporary
 from repogym_gym.paths import default_cache_dir
 from repogym_gym.results import CommandResult
-from repogym_gym.safetext import short_text
+from repogym_gym.safetext import replace_paths, short_text
 from repogym_gym.sandbox import Sandbox, scrubbed_env
 from repogym_gym.spec import TestSpec
 from repogym_gym.tree import discard_tree
@@ -544,7 +544,8 @@ def run_tests(
         report = parse_junit_xml(junit)
     except JUnitParseError as exc:
         # the judged process can write the report itself: what the parser says of it is cut short
-        why = _repository_paths(f"no usable test report (exit code {result.exit_code}): {short_text(str(exc), 240)}", repo, scratch)
+        why = replace_paths(f"no usable test report (exit code {result.exit_code}): {short_text(str(exc), 240)}",
+                            {repo: "", scratch: "<scratch>/"})
         return TestRun(result, None, why, sentinel_id, junit)
     invalid = _check_record(spec, result, report, record, sentinel_id, canaries) if nonce else None
     passing_canaries = [c for c in canaries if report.status_of(c) in ("passed", "skipped")]
@@ -554,20 +555,9 @@ def run_tests(
     unmeasured = tuple(record["unmeasured"]) if record else ()  # type: ignore[arg-type]
     generated = tuple(record["generated"]) if record else ()  # type: ignore[arg-type]
     observed = {k: (v[0], v[1]) for k, v in record["observed"].items()} if seal and record else None  # type: ignore[attr-defined]
-    invalid = _repository_paths(invalid, repo, scratch)
+    invalid = replace_paths(invalid, {repo: "", scratch: "<scratch>/"})  # it reaches the agent (Test) and the trainer
     return TestRun(result, report, invalid or _judge(spec, result, report, sentinel_id), sentinel_id, junit, tuple(canaries),
                    compiled, unmeasured, generated, observed)
-
-
-def _repository_paths(text: str | None, repo: Path, scratch: Path) -> str | None:
-    """``text`` with the host's paths of the copy and its scratch folder shown as repository paths
-    (a reason reaches the agent through the Test action, and the grade the trainer)."""
-    if text is None:
-        return None
-    for root, shown in ((repo, ""), (scratch, "<scratch>/")):
-        for form in dict.fromkeys((str(root), os.path.realpath(root))):
-            text = text.replace(form + "/", shown)
-    return text
 
 
 def _check_record(spec: TestSpec, result: CommandResult, report: JUnitReport, record: dict[str, object] | None,
