@@ -2,7 +2,7 @@
 sealed tests' observations, and the record the hook writes at the end (part of :mod:`judge_policy`).
 
 :func:`build` adds ``on_runner`` (the runner's ``repogym.judge`` events) and ``on_observe`` (a sealed
-test's ``repogym.observe``) to the policy's state ``J``;
+test's ``observe`` event) to the policy's state ``J``;
 no closure here looks a global up.
 """
 
@@ -353,6 +353,8 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
             return f"a runner event named by a {name_of(op)}"
         if op == "init":
             return on_init(args, caller)
+        if op == "observe":  # a sealed test file's own function, not the runner's (on_observe checks it)
+            return on_observe(args, caller) if state["codes"] is not None else "an observation before the run began"
         codes = state["codes"]
         if codes is None or caller is None or _id(caller.f_code) not in codes["runner"]:
             return f"a runner event ({op}) came from {where(caller)}"
@@ -466,7 +468,7 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         return "object:" + (module if _type(module) is _str else "?") + "." + _class_qualname(kind)
 
     def on_observe(args, caller):
-        """A sealed test's observation, ``sys.audit("repogym.observe", slot, value)`` from its file's
+        """A sealed test's observation, ``sys.audit("repogym.judge", "observe", slot, value)`` from its file's
         ``_repogym_observe``, chained into its test's digest for the record. Only that function of a
         verified test file makes one, with no frame of the submission on the stack (so an assertion in
         a callback the code under test calls voids the run: seal it out, or assert after the call);
@@ -512,4 +514,4 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
     def jstr(text):
         return '"' + text.translate(escapes) + '"'
 
-    J.update(on_runner=on_runner, on_observe=on_observe)
+    J.update(on_runner=on_runner)

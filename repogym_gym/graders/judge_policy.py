@@ -53,10 +53,9 @@ verdict must not depend on anything that code can reach. The policy rests on fou
 Known limits: the README's "The judge" (above all, every property holds only while the process's
 memory does: CPython is not memory-safe against the code it runs).
 
-Events of the runner (``sys.audit("repogym.judge", op, *args)``): ``init``, ``collected``,
-``collect_error``, ``hooks``, ``begin``, ``call``, ``raised``, ``returned``, ``report``, ``end``,
-``monkeypatch``, ``sessionfinish``, ``finish``; of a sealed test file, ``repogym.observe`` (slot, value):
-its observations go into the signed record (:mod:`judge_ledger`), never through a file the code under test can write.
+Events of the runner (``sys.audit("repogym.judge", op, *args)``): ``init``, ``collected``, ``collect_error``,
+``hooks``, ``begin``, ``call``, ``raised``, ``returned``, ``report``, ``end``, ``monkeypatch``, ``sessionfinish``,
+``finish``; of a sealed test file, ``observe`` (slot, value), kept in the signed record (:mod:`judge_ledger`).
 
 The policy is standalone files copied beside the runner (:data:`PARTS`): this one (the audited
 operations and the hook), :mod:`judge_code` (where code comes from, who holds a frame, verified
@@ -212,8 +211,7 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
     exec_globals, begin_statements, on_trace = J["exec_globals"], J["begin_statements"], J["on_trace"]
     proc_dev = J["proc_dev"]
     deny_always = frozenset(("sys.addaudithook", "sys.setprofile", "sys.settrace", "gc.get_objects", "gc.get_referrers",
-                             "gc.get_referents", "sys._current_frames", "sys._current_exceptions", "builtins.breakpoint",
-                             "pdb.Pdb"))
+                             "gc.get_referents", "sys._current_frames", "sys._current_exceptions", "builtins.breakpoint"))
     frame_attrs = frozenset(("tb_frame", "gi_frame", "cr_frame", "ag_frame"))
     # Starting a process runs code where the policy cannot follow it (a fork's compiles stay in the
     # child's copy of the record): round 20 kept a refactor task's original code in a forked "rate
@@ -500,8 +498,11 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
         caller = caller_of_event()
         if event == "repogym.trace":  # the policy's trace function, while a grader module's body runs
             return on_trace(args, caller)
-        if event in deny_always:
-            return _RuntimeError, f"{event} is not allowed while tests are judged ({where(caller)})"
+        if event in deny_always or event == "pdb.Pdb":  # doctest's runner makes a Pdb, then puts the trace function
+            restore = event == "sys.settrace" and caller is not None and caller.f_code.co_name == "run"  # back (toolz)
+            if J["submission_frame"](caller) is not None or not (event == "pdb.Pdb" or (
+                    restore and caller.f_code.co_filename.endswith("/doctest.py"))):
+                return _RuntimeError, f"{event} is not allowed while tests are judged ({where(caller)})"
         if state["codes"] is None:  # before init only the runner's own trusted start-up runs
             why = on_runner(args[0], args[1:], caller) if event == "repogym.judge" and args else None
             return None if why is None else (_RuntimeError, why)
@@ -543,9 +544,8 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
             return on_setattr(args[0], args[1], caller)
         if event == "os.symlink":
             return on_symlink(args[0])
-        if event == "repogym.judge" or event == "repogym.observe":  # the runner's, or a sealed test's observation
-            why = (on_runner(args[0], args[1:], caller) if args else "an empty runner event") if event == "repogym.judge" \
-                else J["on_observe"](args, caller)
+        if event == "repogym.judge":  # the runner's, or a sealed test file's "observe"
+            why = on_runner(args[0], args[1:], caller) if args else "an empty runner event"
             return None if why is None else (_RuntimeError, why)
         return None
 

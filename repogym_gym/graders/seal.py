@@ -32,7 +32,7 @@ sorted, anything nested deeper than 64 ``deep``, any other object ``object:<modu
 assertions should compare plain data: an object observed only by its class checks nothing but its class).
 
 **The observations never pass through anything the code under test can write.** Each one is an
-audit event (``repogym.observe``) that the judge's policy (:mod:`judge_ledger`) takes only from the
+audit event (``repogym.judge`` ``observe``) that the judge's policy (:mod:`judge_ledger`) takes only from the
 sealed file's own ``_repogym_observe`` with no frame of the submission on the stack, turns into its
 canonical text with builtins it captured before any task code ran, and chains into the test's
 digest in the signed record. (Red-team round 24 rewrote the observation file the runs used to
@@ -91,7 +91,7 @@ from sys import audit as _repogym_audit
 
 
 def _repogym_observe(slot, value):
-    _repogym_audit("repogym.observe", slot, value)
+    _repogym_audit("repogym.judge", "observe", slot, value)
     return value
 
 

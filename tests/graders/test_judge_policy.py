@@ -32,6 +32,7 @@ TEST_FILE = "import mod\n\n\ndef test_runs():\n    assert mod.run() == 'ok'\n\n\
 
 DENIED = {
     "an audit hook": "import sys\nsys.addaudithook(lambda *a: None)",
+    "a debugger": "import pdb\npdb.Pdb()",
     "a profile hook": "import sys\nsys.setprofile(lambda *a: None)",
     "a trace hook from a thread": ("import threading\nthreading.settrace(lambda *a: None)\n"
                                    "t = threading.Thread(target=print)\nt.start()\nt.join()"),
@@ -170,6 +171,7 @@ def test_a_record_carrying_more_run_time_code_than_the_judge_does_is_refused_bef
 #: What the violation of each denied case says.
 NAMED = {
     'an audit hook': 'sys.addaudithook',
+    'a debugger': 'pdb.Pdb',
     'a profile hook': 'sys.setprofile',
     'a trace hook from a thread': 'sys.settrace',
     'a heap walk': 'gc.get_objects',
@@ -232,6 +234,39 @@ def test_legitimate_code_still_runs_under_the_task_environments_pytest(tmp_path:
 @pytest.mark.parametrize("case", list(ALLOWED))
 def test_legitimate_code_still_runs(tmp_path: Path, case: str) -> None:
     record, output = judge(tmp_path, ALLOWED[case])
+    assert record is not None, output[-3000:]
+    assert record["violations"] == [], record["violations"]
+    assert record["record"] == {"tests/test_x.py::test_runs": "passed", "tests/test_x.py::test_other": "passed"}, output[-2000:]
+
+
+DOCTEST_FILE = '''import doctest
+
+import mod
+
+
+def example():
+    """
+    >>> 1 + 1
+    2
+    """
+
+
+def test_runs():
+    assert mod.run() == 'ok'
+
+
+def test_other():
+    runner = doctest.DocTestRunner()
+    for test in doctest.DocTestFinder().find(example):
+        runner.run(test)
+    assert (runner.tries, runner.failures) == (1, 0)
+'''
+
+
+def test_a_test_that_runs_doctests_is_judged_like_any_other(tmp_path: Path) -> None:
+    """doctest's runner makes a pdb.Pdb (its output-redirecting debugger): toolz's doctest test failed
+    under the judge for it. A debugger is refused only to code of the submission (DENIED above)."""
+    record, output = judge(tmp_path, "pass", test_file=DOCTEST_FILE)
     assert record is not None, output[-3000:]
     assert record["violations"] == [], record["violations"]
     assert record["record"] == {"tests/test_x.py::test_runs": "passed", "tests/test_x.py::test_other": "passed"}, output[-2000:]

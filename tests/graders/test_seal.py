@@ -173,7 +173,7 @@ FORGERIES = {  # how -> (the forgery, what the grade says)
     # the sealed file's own function, called from the code under test: a violation
     "call": ("module._repogym_observe(0, -5)", "an observation was reached through code of the submission"),
     # the audit event itself: a violation
-    "audit": ("sys.audit('repogym.observe', 0, -5)", "an observation was made outside a sealed test file's own function"),
+    "audit": ("sys.audit('repogym.judge', 'observe', 0, -5)", "an observation was made outside a sealed test file's own function"),
     # the real observation silenced: the test module's global is compared
     "silence": ("module._repogym_audit = lambda *args: None", "_repogym_audit was replaced"),
     # from a thread of its own, straight into the sealed function (no submission frame on that thread's
