@@ -14,9 +14,9 @@ what grading will see:
 3. ``P`` + ``C``'s test and source files: the golden submission, run ``repeats`` times; tests
    whose outcome changes between these runs are flaky and excluded.
 
-fail_to_pass: passing in every run of (3), failing, erroring or absent in (2), and not passing in
-(1) (a test that passed on the parent is not made to pass by the fix, even when ``C``'s version
-of its module fails to import there).
+fail_to_pass: passing in every run of (3), and failing or erroring in (2), or absent in (2) and
+not passing in (1) (a test that passed on the parent is not made to pass by the fix when ``C``'s
+version of its module merely fails to import there; one that ran and failed was changed by ``C``).
 pass_to_pass: passing in (1), (2) and every run of (3). A test that passed in (1) or (2) and
 fails in (3), or disappears from a test file ``C`` did not change, rejects the commit.
 
@@ -64,8 +64,9 @@ from repogym_gym.gitstore import (
     files_from_manifest,
     run_git,
 )
-from repogym_gym.mine.statement import commit_text, failing_tests_statement, statement_kind
+from repogym_gym.mine.statement import commit_text, failing_tests_statement, statement_kind, statement_message
 from repogym_gym.mine.suiterun import SuiteRun, run_suite, stable_outcomes
+from repogym_gym.mine.writer import StatementFacts, StatementWriter, record_statement  # no LLM SDK at import
 from repogym_gym.paths import default_cache_dir
 from repogym_gym.sources import materialize_source
 from repogym_gym.spec import PypiSource, TaskSpec, TestSpec, check_task_id
@@ -257,6 +258,7 @@ def mine_history(
     env_dir: Path | None,
     url: str | None = None,
     progress: Callable[[str], None] | None = None,
+    writer: StatementWriter | None = None,
 ) -> tuple[list[MinedHistoryTask], HistoryReport]:
     """Mine bugfix tasks from the commits of ``rev_range`` in ``repo`` into ``out_dir``.
 
@@ -272,6 +274,7 @@ def mine_history(
         env_dir: The tasks' Python environment (None: the current interpreter).
         url: ``repo.source.url`` of the tasks (default: ``repo``'s absolute path).
         progress: Called with a short status line.
+        writer: Rewrites each statement as an issue (:mod:`repogym_gym.mine.writer`; off by default).
 
     Returns:
         The tasks written and the report.
@@ -279,18 +282,20 @@ def mine_history(
     Raises:
         ValueError: ``rev_range`` is empty or looks like an option.
         GitMetadataError: ``repo`` is not a git repository or ``rev_range`` does not resolve.
+        MiningError: when the ``writer``'s model server cannot be used.
     """
     repo = Path(repo).resolve()
     git_dir, common_dir = _repo_dirs(repo)
     commits = _commits(git_dir, rev_range)
     location = url or str(repo)
     return _mine(common_dir, commits, tests, template, options, out_dir, env_dir,
-                 lambda parent: {"type": "git", "url": location, "commit": parent}, progress)
+                 lambda parent: {"type": "git", "url": location, "commit": parent}, progress, writer)
 
 
 def _mine(objects_of: Path, commits: list[tuple[str, str | None]], tests: TestSpec, template: dict[str, Any],
           options: HistoryOptions, out_dir: Path, env_dir: Path | None, source_of: Callable[[str], dict[str, Any]],
-          progress: Callable[[str], None] | None) -> tuple[list[MinedHistoryTask], HistoryReport]:
+          progress: Callable[[str], None] | None,
+          writer: StatementWriter | None = None) -> tuple[list[MinedHistoryTask], HistoryReport]:
     say = progress or (lambda _m: None)
     start = time.monotonic()
     report = HistoryReport(package=options.package)
@@ -300,7 +305,7 @@ def _mine(objects_of: Path, commits: list[tuple[str, str | None]], tests: TestSp
     with tempfile.TemporaryDirectory(prefix=f"repogym-history-{options.package}-") as scratch_dir:
         scratch = Path(scratch_dir)
         store = _scratch_store(scratch / "objects.git", objects_of)
-        run = _Run(store, tests, template, options, out_dir, env_dir, source_of, report)
+        run = _Run(store, tests, template, options, out_dir, env_dir, source_of, report, writer)
         for commit, parent in commits:
             report.commits += 1
             if parent is None:
@@ -354,6 +359,7 @@ class _Run:
     env_dir: Path | None
     source_of: Callable[[str], dict[str, Any]]
     report: HistoryReport
+    writer: StatementWriter | None = None
 
     def suite(self, tree: Path) -> SuiteRun:
         """The task's tests run once in ``tree``."""
@@ -419,10 +425,14 @@ def _outcomes(run: _Run, commit: str, change: _Change, trees: _Trees) -> tuple[l
     if _broken(passed_before - flaky, stable, change):
         return "breaks_a_passing_test"
     passing_after = {i for i, s in stable.items() if s == "passed"}
-    # A test that passed on the parent is never fail_to_pass, even when C's version of its module
-    # fails to import there (the new tests import what C adds): a stub that only makes the module
-    # importable would earn it back. The baseline cannot import it either, so it is not pass_to_pass.
-    f2p = sorted(i for i in passing_after - runs_before.passing() if runs_hidden.statuses.get(i) in (*_FAILING, None))
+    # A test C's version of its module hides (the module fails to import there: the new tests import
+    # what C adds) is fail_to_pass only if it did not pass on the parent: a stub that only makes the
+    # module importable would earn it back (toolz). The baseline cannot import it either, so it is
+    # not pass_to_pass. A test that runs and fails with C's tests counts whatever it did before: C
+    # changed it (toolz's test_partition_all gained the assertions of its fix).
+    before = runs_before.passing()
+    f2p = sorted(i for i in passing_after if runs_hidden.statuses.get(i) in _FAILING
+                 or (runs_hidden.statuses.get(i) is None and i not in before))
     p2p = sorted(passing_after & runs_before.passing() & runs_hidden.passing())
     if not f2p:
         return "no_fail_to_pass"
@@ -455,7 +465,17 @@ def _write_mined(run: _Run, parent: str, commit: str, change: _Change, trees: _T
     policy = CarryPolicy.for_task(Task(TaskSpec.model_validate(spec), root))
     if any(policy.is_protected(rel) for rel in change.sources):
         return "protected_source", None
-    _write_task(root, spec, _patch(run.store, parent, commit, change.sources), trees.after, change.tests)
+    patch = _patch(run.store, parent, commit, change.sources)
+    written = None
+    if run.writer is not None:  # the templated statement is what the model may rewrite, never the patch
+        facts = StatementFacts(options.package, spec["type"], change.text,
+                               {i: statement_message(messages.get(i)) or "" for i in f2p}, tuple(change.sources),
+                               spec["problem_statement"])
+        written = run.writer.write(facts, patch)
+        spec["problem_statement"] = written.text
+    _write_task(root, spec, patch, trees.after, change.tests)
+    if written is not None:
+        record_statement(root, written)
     return "task", MinedHistoryTask(task_id, root, commit, parent, change.subject, tuple(f2p), tuple(p2p),
                                     tuple(change.sources), tuple(change.tests))
 

@@ -271,6 +271,24 @@ def test_tests_that_passed_before_are_not_fail_to_pass_when_the_new_tests_break_
     assert grade_patch(loaded, loaded.golden_patch()).score == 1.0
 
 
+def test_a_test_the_commit_changed_that_passed_before_and_now_fails_is_fail_to_pass(tmp_path: Path) -> None:
+    """toolz 5a7e078: the fix adds assertions to an existing test (test_partition_all), which passed on
+    the parent and fails with the commit's tests. The stub rule above (a test that passed before is
+    not fail_to_pass) is for tests a module import hides, not for one that ran and failed: the
+    commit was mined as "no_fail_to_pass"."""
+    repo, shas = make_repo(tmp_path)
+    git(repo, "checkout", "-q", "-b", "side", shas["fix"])
+    source = (repo / "pkg" / "core.py").read_text()
+    feature = commit(repo, "mul() multiplies by 1 by default", {
+        "pkg/core.py": source.replace("def mul(a, b):", "def mul(a, b=1):"),
+        "tests/test_core.py": NEW_TESTS.replace("assert mul(2, 3) == 6", "assert mul(2, 3) == 6\n    assert mul(4) == 4"),
+    })
+    tasks, report = mine(repo, f"{shas['fix']}..{feature}", tmp_path / "out")
+    assert report.outcomes[feature] == "task", report.outcomes
+    assert tasks[0].fail_to_pass == ("tests/test_core.py::test_mul",)
+    assert {F2P, "tests/test_core.py::test_mul_zero"} <= set(tasks[0].pass_to_pass)
+
+
 def test_a_range_that_looks_like_an_option_or_a_directory_without_git_is_refused(tmp_path: Path) -> None:
     repo, _shas = make_repo(tmp_path)
     with pytest.raises(ValueError, match="rev_range '--all'"):
