@@ -60,8 +60,9 @@ class OpenAIBackend:
             AgentError: HTTP 401/403 (the key) or another 4xx (model name, request too long).
         """
         try:
+            options = {**self._options, **({"tools": tools} if tools else {})}  # OpenAI refuses an empty tool list
             completion: Any = self.client.chat.completions.create(
-                model=self.model, messages=messages, tools=tools, **self._options)  # type: ignore[arg-type]
+                model=self.model, messages=messages, **options)  # type: ignore[arg-type]
         except openai.APIStatusError as exc:
             raise api_failure(self._where, exc.status_code, exc.message, key_hint=self._key_hint) from exc
         except openai.APIConnectionError as exc:

@@ -129,6 +129,10 @@ def history(
                               f"{DEFAULT_PYTEST} unless one names pytest.")] = None,
     pythonpath: Annotated[list[str] | None, typer.Option(
         "--pythonpath", help="Import root inside the repository (repeatable; default '.'; 'src' for a src layout).")] = None,
+    writer_model: Annotated[str | None, typer.Option(
+        help="Rewrite each statement as an issue with this model of an OpenAI-compatible server (off by default; "
+             "never shown the golden patch; recorded in statement.json).")] = None,
+    writer_base_url: Annotated[str | None, typer.Option(help="The writer's server (default $OPENAI_BASE_URL).")] = None,
 ) -> None:
     """Mine tasks from fix commits: each commit changing source and tests is tried three ways (parent,
     parent + new tests, parent + new tests + fix); the new tests become hidden tests. Every task records
@@ -139,6 +143,11 @@ def history(
         env = PythonEnvSpec(requirements=with_pytest(requirement or []))
     except ValidationError as exc:  # one line naming the option and its value, exit 2
         raise TaskSpecError("; ".join(f"--{line}" for line in validation_problems(exc))) from None
+    writer = None
+    if writer_model:  # its key, first; the LLM SDK loads only then
+        from repogym_gym.mine.writer import StatementWriter  # noqa: PLC0415
+
+        writer = StatementWriter(writer_model, base_url=writer_base_url)
     out.mkdir(parents=True, exist_ok=True)
     err = Console(stderr=True)
     if url is None:
@@ -148,7 +157,7 @@ def history(
     env_dir = ensure_venv(env.requirements, cache_dir=default_cache_dir())
     template = {"tags": ["history", package], "repo": {"env": env.model_dump()}}
     mined, report = mine_history(repo, rev_range, tests, template, options, out, env_dir=env_dir, url=url,
-                                 progress=lambda line: err.print(line, highlight=False))
+                                 progress=lambda line: err.print(line, highlight=False), writer=writer)
     table = Table(title=f"{package}: {len(mined)} tasks from {report.candidates} candidate commits")
     table.add_column("commit", no_wrap=True)
     table.add_column("outcome")
