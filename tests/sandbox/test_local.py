@@ -67,14 +67,8 @@ def test_the_survivor_probe_sees_a_live_marked_process() -> None:
     assert processes_with(marker) == []
 
 
-def test_a_command_dies_with_its_killed_parent(tmp_path: Path) -> None:
-    """Issue 13: under local, a killed run's pytest (and the perf task's benchmark) ran on. The command
-    now carries a parent-death signal, so SIGKILL of the process that started it ends it."""
-    marker = unique_sleep()
-    head, tail = marker[:3], marker[3:]  # the parent's own command line must not hold the marker
-    code = (f"from repogym_gym.sandbox import LocalSandbox; "
-            f"LocalSandbox().run(['sleep', {head!r} + {tail!r}], cwd={str(tmp_path)!r}, timeout_s=300)")
-    parent = subprocess.Popen([sys.executable, "-c", code])
+def _left_after_killing(parent: subprocess.Popen[bytes], marker: str) -> list[int]:
+    """SIGKILL ``parent`` once its command (the process with ``marker``) runs; what of it is left 5 s later."""
     try:
         deadline = time.monotonic() + 30
         while not processes_with(marker) and time.monotonic() < deadline:
@@ -83,7 +77,17 @@ def test_a_command_dies_with_its_killed_parent(tmp_path: Path) -> None:
     finally:
         parent.kill()
         parent.wait()
-    assert wait_until_gone(marker, within_s=5.0) == []
+    return wait_until_gone(marker, within_s=5.0)
+
+
+def test_a_command_dies_with_its_killed_parent(tmp_path: Path) -> None:
+    """Issue 13: under local, a killed run's pytest (and the perf task's benchmark) ran on. The command
+    now carries a parent-death signal, so SIGKILL of the process that started it ends it."""
+    marker = unique_sleep()
+    head, tail = marker[:3], marker[3:]  # the parent's own command line must not hold the marker
+    code = (f"from repogym_gym.sandbox import LocalSandbox; "
+            f"LocalSandbox().run(['sleep', {head!r} + {tail!r}], cwd={str(tmp_path)!r}, timeout_s=300)")
+    assert _left_after_killing(subprocess.Popen([sys.executable, "-c", code]), marker) == []
 
 
 @pytest.mark.parametrize("where", ["command's PATH", "relative to cwd"])
@@ -100,16 +104,7 @@ def test_a_program_found_only_where_the_command_looks_still_dies_with_its_parent
     argv = ["nap"] if where == "command's PATH" else ["./nap"]
     code = (f"from repogym_gym.sandbox import LocalSandbox; "
             f"LocalSandbox().run({argv!r}, cwd={str(work)!r}, timeout_s=300, env={{'PATH': {str(bin_dir) + ':/usr/bin:/bin'!r}}})")
-    parent = subprocess.Popen([sys.executable, "-c", code], cwd=tmp_path)
-    try:
-        deadline = time.monotonic() + 30
-        while not processes_with(marker) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert processes_with(marker), "the command never started"
-    finally:
-        parent.kill()
-        parent.wait()
-    assert wait_until_gone(marker, within_s=5.0) == []
+    assert _left_after_killing(subprocess.Popen([sys.executable, "-c", code], cwd=tmp_path), marker) == []
 
 
 def test_the_parent_death_signal_changes_nothing_the_command_sees(tmp_path: Path) -> None:
