@@ -55,8 +55,6 @@ from repogym_gym.tree import discard_tree
 from repogym_gym.venvs import grader_venv_dir, venv_dir, venv_environ
 from repogym_gym.workspace import Snapshot, Workspace
 
-#: The grader's temporary directories in $TMPDIR (each named by its owner process; see repogym_gym.owners).
-
 __all__ = [
     "VisibleTestRun", "confined", "default_grader", "grade_patch", "grade_snapshot", "grade_workspace", "run_visible_tests",
     "task_python_env",

@@ -38,7 +38,10 @@ canonical text with builtins it captured before any task code ran, and chains in
 digest in the signed record. (Red-team round 24 rewrote the observation file the runs used to
 append to from a thread of the code under test, turning guessable observations, a bool or an
 exception's name, into the golden patch's.) So an assertion inside a callback the code under test
-calls voids the run: assert on what the call returned instead.
+calls voids the run: assert on what the call returned instead. Open (red-team round 25): the prelude's
+``audit`` is bound by name, so a package imported first can bind its own object there, and
+builtins-only garbage-collector finalizers pass the "no submission frame" check; together they
+drop and inject guessable observations (0.4 on pagination with the bug left in).
 
 What sealing does not hide: the inputs a test passes, and values a test binds to a name before
 comparing (``expected = [...]`` is not dropped; write it inline), and a bool is easy to guess; the
@@ -56,7 +59,7 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -321,13 +324,13 @@ def seal_tree(repo: Path, seal: Seal) -> None:
 Observations = tuple[int, str]
 
 
-def compare_observations(expected: Mapping[str, Sequence[object]], observed: Mapping[str, Sequence[object]]) -> dict[str, str]:
+def compare_observations(expected: Mapping[str, Observations], observed: Mapping[str, Observations]) -> dict[str, str]:
     """Each sealed test whose observations differ from the golden run's, with why (counts only: no
     value, no line of the hidden file is quoted).
 
     Args:
-        expected: Test id -> the golden run's ``[count, chained sha256 hex]``.
-        observed: Test id -> this run's ``[count, chained sha256 hex]`` (a test that made none is absent).
+        expected: Test id -> the golden run's ``(count, chained sha256 hex)``.
+        observed: Test id -> this run's ``(count, chained sha256 hex)`` (a test that made none is absent).
     """
     differing = {}
     for test_id, want in expected.items():

@@ -22,7 +22,7 @@ from repogym_gym.baseline import copy_tree
 from repogym_gym.errors import BrokenTaskError, PatchError
 from repogym_gym.gitstore import git_apply
 from repogym_gym.graders.base import GradingContext
-from repogym_gym.graders.seal import SEAL_VERSION, Seal, cache_key, locked, store_json
+from repogym_gym.graders.seal import SEAL_VERSION, Observations, Seal, cache_key, locked, store_json
 from repogym_gym.graders.testrun import run_tests
 from repogym_gym.grading_copy import inject_hidden
 from repogym_gym.owners import owned_tempdir
@@ -32,8 +32,8 @@ from repogym_gym.venvs import venv_environ
 
 __all__ = ["GoldenObservations", "golden_observations"]
 
-#: Test id -> the golden run's ``[count, chained sha256 hex]`` (:data:`~repogym_gym.graders.seal.Observations`).
-GoldenObservations = dict[str, list[object]]
+#: Test id -> the golden run's ``(count, chained sha256 hex)``.
+GoldenObservations = dict[str, Observations]
 
 
 def _cache_path(ctx: GradingContext, files: tuple[str, ...]) -> Path:
@@ -50,7 +50,7 @@ def _cache_path(ctx: GradingContext, files: tuple[str, ...]) -> Path:
 def _load(path: Path, ids: set[str]) -> GoldenObservations | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        tests = data["tests"]
+        tests = {k: (int(count), str(digest)) for k, (count, digest) in data["tests"].items()}
         if data.get("version") != SEAL_VERSION or set(tests) != ids:
             return None
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -93,6 +93,6 @@ def golden_observations(ctx: GradingContext, files: tuple[str, ...]) -> GoldenOb
         if failing:
             raise BrokenTaskError(f"with the golden patch, sealed tests of {ctx.task.id!r} do not pass: {failing[:5]}")
         observed = run.observed or {}
-        tests: GoldenObservations = {i: list(observed.get(i, (0, ""))) for i in sorted(ids)}
+        tests: GoldenObservations = {i: observed.get(i, (0, "")) for i in sorted(ids)}
         store_json(path, {"version": SEAL_VERSION, "task": ctx.task.id, "tests": tests})
         return tests

@@ -534,6 +534,7 @@ def run_tests(
             discard_tree(repo / sentinel_id.split("::")[0])
         if spec.runner == "pytest":
             _drop_tree_bytecode(repo)
+    shown: dict[str | os.PathLike[str], str] = {repo: "", scratch: "<scratch>/"}  # a reason reaches the agent and trainer
     record = None
     if nonce:
         record, stdout = read_record(result.stdout, nonce, key)
@@ -544,9 +545,8 @@ def run_tests(
         report = parse_junit_xml(junit)
     except JUnitParseError as exc:
         # the judged process can write the report itself: what the parser says of it is cut short
-        why = replace_paths(f"no usable test report (exit code {result.exit_code}): {short_text(str(exc), 240)}",
-                            {repo: "", scratch: "<scratch>/"})
-        return TestRun(result, None, why, sentinel_id, junit)
+        why = f"no usable test report (exit code {result.exit_code}): {short_text(str(exc), 240)}"
+        return TestRun(result, None, replace_paths(why, shown), sentinel_id, junit)
     invalid = _check_record(spec, result, report, record, sentinel_id, canaries) if nonce else None
     passing_canaries = [c for c in canaries if report.status_of(c) in ("passed", "skipped")]
     if passing_canaries and not invalid:
@@ -555,7 +555,7 @@ def run_tests(
     unmeasured = tuple(record["unmeasured"]) if record else ()  # type: ignore[arg-type]
     generated = tuple(record["generated"]) if record else ()  # type: ignore[arg-type]
     observed = {k: (v[0], v[1]) for k, v in record["observed"].items()} if seal and record else None  # type: ignore[attr-defined]
-    invalid = replace_paths(invalid, {repo: "", scratch: "<scratch>/"})  # it reaches the agent (Test) and the trainer
+    invalid = replace_paths(invalid, shown)
     return TestRun(result, report, invalid or _judge(spec, result, report, sentinel_id), sentinel_id, junit, tuple(canaries),
                    compiled, unmeasured, generated, observed)
 

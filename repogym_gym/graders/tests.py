@@ -130,7 +130,7 @@ class TestGrader:
             for test_id in outcomes:
                 if test_id in differing and outcomes[test_id] == "passed":
                     outcomes[test_id] = "failed"
-        details["sealed"] = {"tests": len(golden), "observations": sum(int(v[0]) for v in golden.values()),  # type: ignore[call-overload]
+        details["sealed"] = {"tests": len(golden), "observations": sum(v[0] for v in golden.values()),
                              "differing": differing}
         if not differing:
             return []

@@ -433,7 +433,7 @@ def _outcomes(run: _Run, commit: str, change: _Change, trees: _Trees) -> tuple[l
     before = runs_before.passing()
     f2p = sorted(i for i in passing_after if runs_hidden.statuses.get(i) in _FAILING
                  or (runs_hidden.statuses.get(i) is None and i not in before))
-    p2p = sorted(passing_after & runs_before.passing() & runs_hidden.passing())
+    p2p = sorted(passing_after & before & runs_hidden.passing())
     if not f2p:
         return "no_fail_to_pass"
     return f2p, p2p, {i: _mask(runs_hidden.messages.get(i) or _not_collected(runs_hidden, i), trees.with_tests) for i in f2p}
@@ -452,10 +452,12 @@ def _write_mined(run: _Run, parent: str, commit: str, change: _Change, trees: _T
     """Write the task of ``commit`` (unless its fix touches a file grading protects)."""
     options, template = run.options, run.template
     task_id = f"{options.package}-{commit[:8]}"
+    kind = statement_kind(f2p, messages)
+    body = failing_tests_statement(options.package, f2p, messages, kind)  # the commit's own words first, if any
     spec = {
         "id": task_id,
-        "type": statement_kind(f2p, messages),
-        "problem_statement": _history_statement(options.package, change.text, f2p, messages),
+        "type": kind,
+        "problem_statement": f"{change.text}\n\n{body}" if change.text else body,
         **{k: v for k, v in template.items() if k not in ("tests", "repo")},
         "repo": {**{k: v for k, v in template.get("repo", {}).items() if k != "source"}, "source": run.source_of(parent)},
         "tests": {**run.tests.model_dump(mode="json", exclude_defaults=True), "hidden": "hidden",
@@ -468,7 +470,7 @@ def _write_mined(run: _Run, parent: str, commit: str, change: _Change, trees: _T
     patch = _patch(run.store, parent, commit, change.sources)
     written = None
     if run.writer is not None:  # the templated statement is what the model may rewrite, never the patch
-        facts = StatementFacts(options.package, spec["type"], change.text,
+        facts = StatementFacts(options.package, kind, change.text,
                                {i: statement_message(messages.get(i)) or "" for i in f2p}, tuple(change.sources),
                                spec["problem_statement"])
         written = run.writer.write(facts, patch)
@@ -494,12 +496,6 @@ def _mask(message: str, tree: Path) -> str:
     for prefix in (str(tree.resolve()), str(tree)):
         message = message.replace(prefix + os.sep, "").replace(prefix, ".")
     return message
-
-
-def _history_statement(package: str, text: str, f2p: list[str], messages: dict[str, str]) -> str:
-    """The commit's own words (:func:`commit_text`), then the failing tests framed by what they show."""
-    body = failing_tests_statement(package, f2p, messages, statement_kind(f2p, messages))
-    return f"{text}\n\n{body}" if text else body
 
 
 def _write_task(root: Path, spec: dict[str, Any], patch: str, after: Path, test_files: dict[str, str]) -> None:

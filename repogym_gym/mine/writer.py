@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -64,14 +64,18 @@ class StatementFacts:
 
 @dataclass(frozen=True)
 class WrittenStatement:
-    """The statement a task gets, and how it came to be (what ``statement.json`` records)."""
+    """The statement a task gets (``text``), and how it came to be (the rest: what ``statement.json`` records)."""
 
     text: str
     writer: Literal["model", "template"]
     model: str
     base_url: str
-    refused: str | None = None
-    record: dict[str, object] = field(default_factory=dict)
+    refused: str | None
+    templated: str
+
+    def record(self) -> dict[str, object]:
+        """``statement.json``'s content (module docstring)."""
+        return {k: v for k, v in asdict(self).items() if k != "text"}
 
 
 def leaked_lines(statement: str, golden_patch: str) -> list[str]:
@@ -140,10 +144,8 @@ class StatementWriter:
             refused = f"the model's statement has {len(text)} characters (at most {MAX_WRITTEN_CHARS})"
         elif leaks := leaked_lines(text, golden_patch):
             refused = f"the model's statement quotes {len(leaks)} line(s) the golden patch adds"
-        kept = facts.templated if refused else text
-        record: dict[str, object] = {"writer": "template" if refused else "model", "model": self.model,
-                                     "base_url": self.base_url, "refused": refused, "templated": facts.templated}
-        return WrittenStatement(kept, "template" if refused else "model", self.model, self.base_url, refused, record)
+        return WrittenStatement(facts.templated if refused else text, "template" if refused else "model", self.model,
+                                self.base_url, refused, facts.templated)
 
 
 def _prompt(facts: StatementFacts) -> str:
@@ -158,5 +160,5 @@ def _prompt(facts: StatementFacts) -> str:
 
 def record_statement(task_dir: Path, written: WrittenStatement) -> None:
     """Write ``statement.json`` (module docstring) into ``task_dir``."""
-    (task_dir / "statement.json").write_text(json.dumps(written.record, indent=2, ensure_ascii=False) + "\n",
+    (task_dir / "statement.json").write_text(json.dumps(written.record(), indent=2, ensure_ascii=False) + "\n",
                                              encoding="utf-8")

@@ -30,7 +30,7 @@ def test_the_model_is_shown_the_facts_and_never_the_golden_patch() -> None:
     sent = json.dumps(request.body)
     assert "tests/test_core.py::test_add" in sent and "assert -1 == 5" in sent and "pkg/core.py" in sent
     assert "return a + b" not in sent and "not a difference" not in sent and "tools" not in request.body
-    assert written.record == {"writer": "model", "model": "m", "base_url": base_url + "/", "refused": None,
+    assert written.record() == {"writer": "model", "model": "m", "base_url": base_url + "/", "refused": None,
                               "templated": "TEMPLATED"}
 
 
