@@ -150,9 +150,16 @@ def load_yaml(data: str | bytes, source: str, *, error: type[RepoGymError] = Tas
     fast, value = _read_fast(data)
     if fast:
         return value
-    loader = _BoundedLoader(data)  # the slow reader: it says exactly what is wrong, and where
+    loader = None
     try:
+        loader = _BoundedLoader(data)  # the slow reader: it says exactly what is wrong, and where
         return loader.get_single_data()
+    except yaml.reader.ReaderError as exc:  # a control character: raised as the reader starts, with no mark
+        line = data.count("\n", 0, exc.position) + 1
+        column = exc.position - (data.rfind("\n", 0, exc.position) + 1) + 1
+        shown = f"U+{exc.character:04X}" if isinstance(exc.character, int) else f"byte {exc.character!r}"
+        raise error(f"{source}: line {line}, column {column}: invalid YAML: the character {shown} is not allowed "
+                    "in YAML (a control character)") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
@@ -165,7 +172,8 @@ def load_yaml(data: str | bytes, source: str, *, error: type[RepoGymError] = Tas
     except RecursionError:
         raise error(f"{source}: nested too deeply to read") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 def read_yaml_bytes(path: str | os.PathLike[str], *, error: type[RepoGymError] = TaskSpecError) -> bytes:

@@ -87,3 +87,11 @@ def test_the_fast_reader_agrees_with_the_bounded_one_and_leaves_every_refusal_to
         assert yamlfile._read_fast(bad) == (False, None), bad
     with pytest.raises(TaskSpecError, match="line 1, column 13: duplicate key '1'"):
         load_yaml("k: {0x1: a, 1: b}\n", "t.yaml")
+
+
+@pytest.mark.parametrize("char", ["\x07", "\x00", "\x1b", "\ufffe"])
+def test_a_control_character_is_a_task_spec_error_naming_its_line_and_column(char: str) -> None:
+    """Issue 13's audit: the slow reader's constructor raised for a control character before its ``try``,
+    so ``repogym validate`` exited 3 with a traceback instead of naming the file's problem."""
+    with pytest.raises(TaskSpecError, match=r"^task.yaml: line 2, column 4: invalid YAML: the character U\+[0-9A-F]{4} "):
+        load_yaml(f"id: x\nb: {char}b\n", "task.yaml")
