@@ -34,7 +34,11 @@ from repogym_gym.owners import TEMP_PREFIXES, owned_tempdir, sweep_tempdirs
 from repogym_gym.task import Task
 from repogym_gym.tree import check_parents, diff_manifests, force_rmtree, remove_path, scan_tree, write_file_safely
 
-__all__ = ["Snapshot", "Workspace", "default_baseline_store"]
+__all__ = ["MAX_PATH_PARTS", "Snapshot", "Workspace", "default_baseline_store"]
+
+#: How many parts (directories and the file) a path in the work tree may have (Linux's PATH_MAX of
+#: 4,096 bytes allows 2,048; a 2,000-part Write crashed ``Path.mkdir(parents=True)`` with a RecursionError).
+MAX_PATH_PARTS = 256
 
 _DEFAULT_STORES: dict[Path | None, BaselineStore] = {}
 
@@ -140,6 +144,9 @@ class Workspace:
         candidate = Path(rel)
         if candidate.is_absolute():
             raise PathEscapeError(f"path {rel!r} is absolute; give a path relative to the repository")
+        if len(candidate.parts) > MAX_PATH_PARTS:  # Path.mkdir(parents=True) recursed once per missing part
+            raise PathEscapeError(f"path {rel[:80]!r}... has {len(candidate.parts):,} parts, over the {MAX_PATH_PARTS} a "
+                                  "path in the repository may have")
         full = self.path / candidate
         real_root = self.path.resolve()
         try:

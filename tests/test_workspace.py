@@ -142,6 +142,16 @@ def test_read_through_a_symlink_pointing_outside_is_refused(ws: Workspace, outsi
             ws.read(rel)
 
 
+def test_a_path_of_too_many_parts_is_refused_not_a_recursion_error(ws: Workspace) -> None:
+    """Issue 13's audit: a Write of 2,000 one-letter directories crashed ``Path.mkdir(parents=True)``
+    with a RecursionError out of ``step()``; the path is refused by its part count, nothing is created."""
+    with pytest.raises(PathEscapeError, match=r"has 2,001 parts, over the 256 a path in the repository may have"):
+        ws.write("a/" * 2000 + "x.py", "x = 1\n")
+    assert not (ws.path / "a").exists()
+    ws.write("a/" * 200 + "x.py", "x = 1\n")  # deep, and within the limit
+    assert (ws.path / ("a/" * 200 + "x.py")).read_text() == "x = 1\n"
+
+
 def test_write_through_a_symlink_pointing_outside_is_refused(ws: Workspace, outside: Path) -> None:
     os.symlink(outside, ws.path / "out_dir")
     os.symlink(outside / "secret.txt", ws.path / "out_file")
