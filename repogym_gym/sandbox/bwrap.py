@@ -73,7 +73,7 @@ from repogym_gym.errors import SandboxError
 from repogym_gym.results import CommandResult
 from repogym_gym.sandbox.base import DEFAULT_ENV_ALLOWLIST, SandboxBase, scrubbed_env
 from repogym_gym.sandbox.disk import DiskWatch
-from repogym_gym.sandbox.limits import SandboxLimits, prlimit_argv
+from repogym_gym.sandbox.limits import SandboxLimits, over_host_limits, prlimit_argv
 from repogym_gym.sandbox.process import run_process
 from repogym_gym.sandbox.pytrees import python_trees
 from repogym_gym.sandbox.runtime import python_runtime, sandbox_path
@@ -228,13 +228,13 @@ class BubblewrapSandbox(SandboxBase):
             The CommandResult (``exit_code`` None when ``cwd`` is not a directory).
 
         Raises:
-            SandboxError: when bubblewrap is missing, a ``writable`` entry is not a directory,
-                or no uid slot frees up.
+            SandboxError: when bubblewrap is missing, a limit is over the host's hard limit (which
+                ``prlimit`` could not set), a ``writable`` entry is not a directory, or no uid slot frees up.
 
         Two commands running at once in the same ``cwd`` would take the tree from each other's
         uid; an episode runs its commands one at a time.
         """
-        reason = self.unavailable_reason()
+        reason = self.unavailable_reason() or over_host_limits(self.limits)
         if reason is not None:
             raise SandboxError(f"the bwrap sandbox cannot run {list(argv)[:3]}: {reason}")
         return self._run_checked(argv, cwd, timeout_s=timeout_s, env=env, output_limit_bytes=output_limit_bytes,

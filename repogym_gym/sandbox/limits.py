@@ -30,12 +30,14 @@ Example:
 
 from __future__ import annotations
 
+import resource
 from collections.abc import Mapping
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["DEFAULT_LIFETIME_S", "LIFETIME_MARGIN_S", "SandboxLimits", "episode_lifetime", "prlimit_argv"]
+__all__ = ["DEFAULT_LIFETIME_S", "LIFETIME_MARGIN_S", "SandboxLimits", "episode_lifetime", "over_host_limits",
+           "prlimit_argv"]
 
 _MB = 1024 * 1024
 #: Seconds an episode's container lives by default (a Docker container's idle ``sleep``); one idle
@@ -111,3 +113,41 @@ def prlimit_argv(limits: SandboxLimits) -> list[str]:
     if limits.file_size_mb is not None:
         argv.append(f"--fsize={limits.file_size_mb * _MB}")
     return [*argv, "--core=0", "--"]
+
+
+#: Each limit's rlimit, and its value in the rlimit's unit.
+_RLIMITS = (("cpu_s", resource.RLIMIT_CPU, 1), ("open_files", resource.RLIMIT_NOFILE, 1),
+            ("memory_mb", resource.RLIMIT_AS, _MB), ("max_processes", resource.RLIMIT_NPROC, 1),
+            ("file_size_mb", resource.RLIMIT_FSIZE, _MB))
+
+
+def _can_raise_hard_limits() -> bool:
+    """Whether this process holds CAP_SYS_RESOURCE (capability 24), which lets it raise a hard rlimit."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("CapEff:"):
+                    return bool(int(line.split()[1], 16) >> 24 & 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return False
+
+
+def over_host_limits(limits: SandboxLimits) -> str | None:
+    """Why ``prlimit`` cannot set ``limits`` on this host, or None: a limit above the host's hard limit,
+    which only a process with CAP_SYS_RESOURCE may raise (``prlimit`` then fails, and the command with
+    it: every test would fail and the submission score a silent 0).
+
+    Example:
+        >>> over_host_limits(SandboxLimits(max_processes=None, cpu_s=None)) is None
+        True
+    """
+    over = []
+    for field, kind, unit in _RLIMITS:
+        value = getattr(limits, field)
+        hard = resource.getrlimit(kind)[1]
+        if value is not None and hard != resource.RLIM_INFINITY and value * unit > hard:
+            over.append(f"{field}={value} is over this host's hard limit ({hard // unit:,})")
+    if not over or _can_raise_hard_limits():
+        return None
+    return "; ".join(over) + ": lower it in the task's limits, or raise the host's limit"

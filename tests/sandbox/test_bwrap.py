@@ -434,3 +434,21 @@ def test_host_sockets_lists_the_bound_filesystem_sockets_that_exist(tmp_path: Pa
         assert str(path) not in bwrap_module.host_sockets()  # bound, but no longer on disk
     finally:
         server.close()
+
+
+def test_a_limit_over_the_host_s_hard_limit_is_a_sandbox_error_not_a_failed_command(tmp_path: Path) -> None:
+    """Issue 13's audit: max_processes above the host's hard RLIMIT_NPROC made prlimit fail (EPERM), so every
+    command exited 1 and a correct submission scored a silent 0; it is a SandboxError (an infra_error)."""
+    import resource
+
+    from repogym_gym.sandbox.limits import over_host_limits
+
+    require_bwrap()
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]  # finite on Linux (fs.nr_open)
+    sandbox = BubblewrapSandbox(limits={"open_files": hard + 1})
+    if over_host_limits(sandbox.limits) is None:  # root with CAP_SYS_RESOURCE: prlimit raises it, the command runs
+        assert sandbox.run(["true"], cwd=tmp_path, timeout_s=30).exit_code == 0
+        return
+    with pytest.raises(SandboxError, match=rf"open_files={hard + 1} is over this host's hard limit \({hard:,}\)"):
+        sandbox.run(["true"], cwd=tmp_path, timeout_s=30)
+    assert BubblewrapSandbox(limits={"open_files": hard}).run(["true"], cwd=tmp_path, timeout_s=30).exit_code == 0
