@@ -7,13 +7,6 @@ reaches them.
 """
 
 
-#: Where trusted code compiles for the grader (assertion rewriting, -m/-k expressions, skip conditions,
-#: doctests, mock signatures, type hints, attrs' methods) and ast.parse, which builds a tree and runs
-#: nothing (a tree compiled later is unmeasured run-time code). The import system needs no entry: a
-#: module's own bytes are recognised as its file's. Any other compile is run-time code whoever calls it
-#: (red-team round 24 exec'd from a weakref.finalize callback, with no frame of the submission).
-COMPILE_SITES = ("/_pytest/assertion/rewrite.py", "/_pytest/mark/expression.py", "/_pytest/skipping.py", "/ast.py",
-                 "/doctest.py", "/unittest/mock.py", "/typing.py", "/attr/_make.py")
 #: The one trusted code that builds code objects: types.coroutine sets a flag on a generator's code.
 CODE_BUILDERS = ("/types.py",)
 
@@ -89,6 +82,34 @@ def build(J):  # noqa: C901, N803 - J is the policy's closure state, as in judge
             rel = "".join(c if c in path_chars else "?" for c in filename[_len(tree):][:60])
             return f"{rel}:{frame.f_lineno} (code of the submission)"
         return f"code of the submission without a file of the tree, line {frame.f_lineno}"
+
+    opmap, wide = J["opmap"], J["version"] >= (3, 12)
+    name_ops = _frozenset(opmap[n] for n in ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_ATTR", "LOAD_METHOD") if n in opmap)
+    halved = _frozenset(opmap[n] for n in (("LOAD_GLOBAL", "LOAD_ATTR") if wide else ("LOAD_GLOBAL",)))
+    extended, line_cache = opmap["EXTENDED_ARG"], {}
+
+    def line_names(frame):
+        """The names the instructions of ``frame``'s current line load (globals, attributes, methods):
+        what that line of code can be calling. A callback the garbage collector runs interrupts any
+        frame at any line; a frame counts as calling ``f`` only on a line that names ``f``."""
+        code, line = frame.f_code, frame.f_lineno
+        key = (_id(code), line)
+        found = line_cache.get(key)
+        if found is None:
+            keep.append(code)
+            raw, names, found, ext = code.co_code, code.co_names, J["set"](), 0
+            for start, end, number in code.co_lines():
+                if number != line:
+                    continue
+                for i in J["range"](start, end, 2):
+                    op, arg = raw[i], raw[i + 1] | ext
+                    ext = arg << 8 if op == extended else 0
+                    if op in name_ops:
+                        index = arg >> 1 if op in halved else arg
+                        if index < _len(names):
+                            found.add(names[index])
+            found = line_cache[key] = _frozenset(found)
+        return found
 
     def is_deputy(code):
         filename = code.co_filename
@@ -217,7 +238,7 @@ def build(J):  # noqa: C901, N803 - J is the policy's closure state, as in judge
                 return True
         return False
 
-    J.update(exec_globals=exec_globals, kind_of_file=kind_of_file, is_submission=is_submission, submission_frame=submission_frame, where=where,
+    J.update(line_names=line_names, exec_globals=exec_globals, kind_of_file=kind_of_file, is_submission=is_submission, submission_frame=submission_frame, where=where,
              holder_of_frames=holder_of_frames, compile_grader_files=compile_grader_files, verify_module=verify_module)
 
 

@@ -16,6 +16,7 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
     _instance_dict, _class_mro, _get_ident, _write, _exit = (
         J["instance_dict"], J["class_mro"], J["get_ident"], J["write"], J["exit"])
     state, kinds, keep, items, ledger, violations = J["state"], J["kinds"], J["keep"], J["items"], J["ledger"], J["violations"]
+    line_names = J["line_names"]
     # items: id(item) -> [item, node id, function, its state, ran, MRO of its test class,
     #                    its inputs at collection, its arguments at the end of its setup, its direct parameters,
     #                    [its function, ..., the test's own function] (trusted decorators between)]
@@ -347,6 +348,38 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
             record(node_id, outcome)
         return None
 
+    #: MonkeyPatch's own methods that call another of them, and the method each one calls
+    inner_calls = {"setitem": ("setenv",), "delitem": ("delenv",), "undo": ("monkeypatch", "context")}
+    #: pytest's own plugins that patch pytest with a MonkeyPatch as it starts
+    pytest_patchers = (("/_pytest/tmpdir.py", "/_pytest/legacypath.py"), ("pytest_configure", "pytest_load_initial_conftests"))
+
+    def patched_by_grader(frame, method):
+        """Why a change made through pytest's ``MonkeyPatch.<method>`` is not the grader's, or None: the
+        method's caller must be verified grader code at a line that names it (or MonkeyPatch itself:
+        ``setenv``, the fixture's teardown, ``context``). Red-team round 25 called it from a garbage-collector
+        finalizer, with no frame of the submission on the stack, and pytest's modules took what it set."""
+        hops = 0
+        while frame is not None and hops < 4:
+            hops += 1
+            code = frame.f_code
+            trusted = _id(code) not in verified and kind_of_file(code.co_filename) == "trusted"
+            if method == "monkeypatch":  # the monkeypatch fixture's teardown, resumed by pytest
+                if trusted and code.co_filename.endswith("/_pytest/fixtures.py"):
+                    return None
+                break
+            if method == "context" and trusted and code.co_filename.endswith("/contextlib.py") and code.co_name == "__exit__":
+                frame = frame.f_back  # the end of a `with monkeypatch.context()` block: that line names context
+                continue
+            if method not in line_names(frame):
+                break
+            if _id(code) in verified or (trusted and code.co_filename.endswith(pytest_patchers[0]) and
+                                         code.co_name in pytest_patchers[1]):
+                return None
+            if not (trusted and code.co_filename.endswith("/_pytest/monkeypatch.py") and code.co_name in inner_calls.get(method, ())):
+                break
+            method, frame = code.co_name, frame.f_back
+        return f"pytest's monkeypatch was not called by grader code ({method}, {where(frame)})"
+
     def on_runner(op, args, caller):  # noqa: PLR0911 - one branch per runner event
         """Handle one ``repogym.judge`` event; a string says why it was refused (a violation)."""
         if _type(op) is not _str:
@@ -374,13 +407,21 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
             if submission_frame(caller) is not None:
                 return "a test module's import was announced by code of the submission"
             for namespace in J["grader_modules"]:  # it and the support modules it imported: all ran to the end
+                if "_repogym_observe" in namespace and namespace.get("_repogym_audit") is not J["audit"]:
+                    # the sealed prelude binds sys.audit by name: a package imported first set its own there and
+                    # every observation was dropped (red-team round 25); from now on the module is watched
+                    violate(f"a sealed test file's _repogym_audit is not sys.audit ({module_dicts[_id(namespace)]})")
                 watch_module(namespace)
             return None
         if op == "monkeypatch":
             if submission_frame(caller) is not None:
                 return "pytest's monkeypatch was used by code of the submission"
-            if _type(args[0]) is not _list:
-                return "a monkeypatch event without its list of owners"
+            if _len(args) != 2 or _type(args[0]) is not _list or _type(args[1]) is not _str:
+                return "a monkeypatch event without its list of owners and its method"
+            if state["armed"] and not state.get("checked"):  # (pytest's own undo at unconfigure comes after the verdict)
+                why = patched_by_grader(caller.f_back, args[1])
+                if why:
+                    return why
             for owner in args[0]:
                 accept_change(owner)
             return None
@@ -480,6 +521,11 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         bad = submission_frame(caller)
         if bad is not None:
             return f"an observation was reached through code of the submission ({where(bad)})"
+        back = caller.f_back  # the sealed test (or _repogym_raises), at a line that observes
+        if back is None or _id(back.f_code) not in verified or back.f_code.co_name == "_repogym_observe" or \
+                "_repogym_observe" not in line_names(back):
+            # red-team round 25 had a garbage-collector finalizer call it with guessed values
+            return f"an observation was not made by its sealed test ({where(back)})"
         current = state["current"]
         if _get_ident() != state["judged_ident"] or current is None or not scored(current):
             return None

@@ -50,6 +50,13 @@ verdict must not depend on anything that code can reach. The policy rests on fou
    functions, a test class and its bases hold only test-file or interpreter functions under
    unittest's method names, and no planted ``__getattr__``, non-str ``__file__`` or import hook is found.
 
+A fifth property runs through the four: **trust comes from what a verified grader frame does at the
+line that does it, never from the absence of the submission.** A callback the garbage collector runs
+has only library frames and the one it interrupted on the stack (red-team round 25 passed every "no
+frame of the submission" check that way), so process starts and run-time compiles are recorded
+whoever calls, ``/proc`` is nobody's once task code runs, and a monkeypatch or a sealed observation
+counts only from grader code at a line that names the call (``judge_code.line_names``).
+
 Known limits: the README's "The judge" (above all, every property holds only while the process's
 memory does: CPython is not memory-safe against the code it runs).
 
@@ -59,28 +66,30 @@ Events of the runner (``sys.audit("repogym.judge", op, *args)``): ``init``, ``co
 
 The policy is standalone files copied beside the runner (:data:`PARTS`): this one (the audited
 operations and the hook), :mod:`judge_code` (where code comes from, who holds a frame, verified
-grader modules), :mod:`judge_namespaces` (snapshots and comparisons), :mod:`judge_statements` (a
-grader module's body, statement by statement), :mod:`judge_objects` and :mod:`judge_ledger` (items,
-pytest's own flow, the record). Their closures share one dict, ``J``, which only they reference,
+grader modules, the names a frame's current line loads), :mod:`judge_runtime` (the record of run-time
+code), :mod:`judge_namespaces` (snapshots and comparisons), :mod:`judge_statements` (a grader module's
+body, statement by statement), :mod:`judge_objects` and :mod:`judge_ledger` (items, pytest's own flow,
+the record). Their closures share one dict, ``J``, which only they reference,
 and none of them looks a global up (``tests/graders/test_judge_policy.py`` checks the bytecode).
 """
 
 import sys
 
 if __package__:
-    from . import judge_code, judge_ledger, judge_namespaces, judge_objects, judge_statements
+    from . import judge_code, judge_ledger, judge_namespaces, judge_objects, judge_runtime, judge_statements
 else:  # copied beside the runner and imported as top-level modules
     import judge_code  # type: ignore[no-redef]
     import judge_ledger  # type: ignore[no-redef]
     import judge_namespaces  # type: ignore[no-redef]
     import judge_objects  # type: ignore[no-redef]
+    import judge_runtime  # type: ignore[no-redef]
     import judge_statements  # type: ignore[no-redef]
 
 __all__ = ["install"]
 
 #: The policy's files, copied together beside the runner.
 PARTS = ("judge_policy.py", "judge_code.py", "judge_namespaces.py", "judge_objects.py", "judge_ledger.py",
-         "judge_statements.py", "judge_values.py")
+         "judge_statements.py", "judge_values.py", "judge_runtime.py")
 
 
 def _hmac_pads(key):
@@ -99,6 +108,7 @@ def _primitives():
     import gc
     import hashlib
     import itertools
+    import opcode
     import operator
     import os
     import types
@@ -127,6 +137,7 @@ def _primitives():
         "class_name": type.__dict__["__name__"].__get__,
         "class_qualname": type.__dict__["__qualname__"].__get__,
         "class_mro": type.__dict__["__mro__"].__get__,
+        "opmap": dict(opcode.opmap), "version": tuple(sys.version_info[:2]),
     }
 
 
@@ -185,6 +196,7 @@ def install(config):
         protected_classes={}, protected_modules={},  # id -> object
     )
     judge_code.build(J)
+    judge_runtime.build(J)
     judge_namespaces.build(J)
     judge_statements.build(J)
     judge_objects.build(J)
@@ -215,7 +227,7 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
     frame_attrs = frozenset(("tb_frame", "gi_frame", "cr_frame", "ag_frame"))
     # Starting a process runs code where the policy cannot follow it (a fork's compiles stay in the
     # child's copy of the record): round 20 kept a refactor task's original code in a forked "rate
-    # server" and forwarded calls to it; a start below a frame of the submission is unmeasured code.
+    # server" and forwarded calls to it; every start is unmeasured code (the quality limits fail).
     process_events = frozenset(("os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.exec", "os.system",
                                 "subprocess.Popen", "pty.spawn"))
     forbidden_imports = frozenset(("ctypes", "_ctypes", "_testcapi", "_testinternalcapi", "_testbuffer", "_testmultiphase",
@@ -237,16 +249,6 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
         finally:
             token.pop(ident, None)
 
-    def file_bytes(path):
-        fd = _os_open(path, _O_RDONLY)
-        try:
-            chunks = []
-            while chunk := _os_read(fd, 1 << 20):
-                chunks.append(chunk)
-            return b"".join(chunks)
-        finally:
-            _os_close(fd)
-
     def deliberate(caller, names):
         """Trusted code doing this itself: it names the operation (a callback made of builtins does not)."""
         return caller is not None and kind_of_file(caller.f_code.co_filename) == "trusted" and \
@@ -260,6 +262,7 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
     def on_exec(code, caller):
         filename = code.co_filename
         kind = kind_of_file(filename)
+        on_code_run(code)
         if kind == "trusted":
             if caller is not None and _id(caller.f_code) in state["codes"]["pyc_callers"]:
                 return _ImportError, f"a test module's code claims to be {filename}"  # a planted pytest cache file
@@ -290,92 +293,8 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
             return _ImportError, f"the native extension {safe(filename, 60)} is outside the interpreter's installation"
         return None
 
-    compiled, unmeasured, compiled_seen = J["compiled"], J["unmeasured"], J["set"]()
-    sources, _sha256 = J["sources"], J["sha256"]
-    compiled_left = [1 << 20]  # characters of run-time code the record carries (1 MiB)
-    generators = ("/dataclasses.py", "/collections/__init__.py")  # dataclass methods, namedtuple's __new__
-    code_builders, compile_sites = judge_code.CODE_BUILDERS, (*judge_code.COMPILE_SITES, *generators)
-
-    def note_unmeasured(why):
-        if why not in unmeasured:
-            unmeasured.append(why)
-
-    def note_compiled(source, filename, caller):
-        """Code compiled from text below a frame of the submission (``exec`` of a string, a module
-        written at run time, a ForwardRef, a dataclass's methods) goes into the record for the
-        quality limits to measure on the host: what runs is measured, not only what was carried.
-        A file's own bytes (a module imported as it is on disk) are measured there already."""
-        if J["submission_frame"](caller) is None and _get_ident() == state.get("judged_ident") and caller is not None \
-                and (kind_of_file(caller.f_code.co_filename) == "grader" or caller.f_code.co_filename in runner_bytes or (
-                    kind_of_file(caller.f_code.co_filename) == "trusted" and caller.f_code.co_filename.endswith(compile_sites))):
-            return  # on pytest's thread with no frame of the submission, compiled by the grader or a library that
-            # writes code (a thread the code under test started has only threading's frames, so every other
-            # thread counts). Not any trusted caller: red-team round 24 ran the original code by exec from a
-            # weakref.finalize callback, whose only frames are weakref's and the one it interrupted.
-        into = compiled
-        if caller is not None and kind_of_file(caller.f_code.co_filename) == "trusted" and \
-                caller.f_code.co_filename.endswith(generators):
-            into = J["generated"]  # methods a library writes from declarations: the host checks their shape
-        if _type(source) is _str:
-            data = None
-            text = source
-        elif _type(source) is _bytes:
-            data = source
-            text = source.decode("utf-8", "replace")
-        else:
-            note_unmeasured("a syntax tree was compiled at run time")
-            return
-        if _type(filename) is _str and filename.startswith(J["tree"]):
-            # a file of the tree as it was when the run started (the quality grader measures it if it
-            # was carried): a module written into the tree, or rewritten, at run time is measured here
-            data = text.encode("utf-8", "surrogatepass") if data is None else data
-            if filename in grader_bytes_of and grader_bytes_of[filename] == data:
-                return
-            if sources.get(filename) is not None and sources[filename] == _sha256(data).hexdigest():
-                return
-        elif _type(filename) is _str and kind_of_file(filename) != "submission":
-            data = text.encode("utf-8", "surrogatepass") if data is None else data
-            try:
-                own = file_bytes(filename)  # the interpreter's own file, compiled as it is on disk
-            except _OSError:
-                own = None
-            if own == data:
-                return
-        if _type(source) is _bytes:
-            for line in source.split(b"\n", 2)[:2]:
-                low = line.lower().replace(b"_", b"-")
-                if b"#" in line and b"coding" in low and b"utf-8" not in low and b"utf8" not in low:
-                    # bytes decoded by their own cookie: the text recorded would not be what ran (red-team round 24)
-                    note_unmeasured("bytes with an encoding declaration were compiled at run time")
-                    return
-        if text in compiled_seen:
-            return
-        if _len(text) > compiled_left[0] or _len(compiled) + _len(J["generated"]) >= 4096:
-            note_unmeasured("more code was compiled at run time than the record carries (1 MiB)")
-            return
-        compiled_seen.add(text)
-        compiled_left[0] -= _len(text)
-        into.append(text)
-
-    def on_compile(source, filename, caller):
-        if _type(filename) is _bytes:
-            filename = filename.decode("utf-8", "surrogateescape")
-        if state["codes"] is not None:
-            note_compiled(source, filename, caller)
-        if kind_of_file(filename) != "trusted":
-            return None  # submission names are harmless; grader modules are compared with their bytes at exec
-        if _type(source) is _str:
-            source = source.encode("utf-8", "surrogateescape")
-        if filename in runner_bytes:  # as read before anything ran: the file itself may since have changed
-            if _type(source) is _bytes and runner_bytes[filename] == source:
-                return None
-            return _RuntimeError, f"code compiled as {filename} is not that file's code"
-        try:
-            if _type(source) is _bytes and file_bytes(filename) == source:
-                return None
-        except _OSError:
-            pass
-        return _RuntimeError, f"code compiled as {filename} is not that file's code"
+    code_builders = judge_code.CODE_BUILDERS
+    note_unmeasured, on_compile, on_code_run = J["note_unmeasured"], J["on_compile"], J["on_code_run"]
 
     def genuine_loader(frame):
         """``frame`` runs importlib's own ``SourceLoader.get_code`` on a plain ``SourceFileLoader`` (no
@@ -413,8 +332,6 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
             return _PermissionError, f"{key_text(name)} of class {_class_qualname(target)} assigned ({where(caller)})"
         return None
 
-    runner_bytes = J["runner_bytes"]
-    grader_bytes_of = J["grader_bytes"]  # a test file's bytes are compared, never read again (reading one is denied)
     grader_names = frozenset(last_part(p) for p in J["grader_bytes"])
     grader_inodes = J["grader_inodes"]
     skip_prefixes = J["open_skip_prefixes"]  # the interpreter's installation and bytecode cache: never grader files
@@ -456,7 +373,8 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
             return False
 
     def on_open(path):
-        """``/proc/*/mem`` never; nothing of ``/proc`` for code of the submission, nor a path object
+        """``/proc/*/mem`` never; nothing of ``/proc`` once task code runs (a violation for code of the
+        submission), nor a path object
         (``io.FileIO`` hands the hook the object, whose ``__fspath__`` may answer differently later);
         a grader file (a test's source) only for the import system: the code under test reading the
         tests it is judged by would be an oracle of their expected values."""
@@ -474,6 +392,11 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
                 shown = safe(path if _type(path) is _str else path.decode("latin-1"), 60) if plain else "a path object"
                 return _PermissionError, f"code of the submission opened {shown}: the judged process's /proc and " \
                     f"path objects are not the submission's ({where(bad or caller)})"
+        if state["armed"] and _type(path) is not J["int"] and (not trusted_path(path) or in_proc(path)):
+            # whoever opens it: round 25 read /proc/self/maps from a garbage-collector finalizer, whose frames
+            # are a library's and the one it interrupted (refused, not void: a library may look for itself)
+            return _PermissionError, "the judged process's /proc, or a path object of a class the judge does " \
+                f"not know, opened while tests are judged ({where(caller_of_event())})", False
         if state["codes"] is None or not is_grader_file(path):
             return None
         caller = caller_of_event()
@@ -483,6 +406,17 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
         if imported(caller):
             return None
         return _PermissionError, f"a test file is read only to import it ({where(caller)})", False  # quietly: linecache
+
+    def trusted_path(path):
+        """A str or bytes, or a path object whose ``__fspath__`` is trusted code (pathlib's, pytest's
+        ``py.path``): asking it for its text runs nothing of the submission."""
+        if _type(path) is _str or _type(path) is _bytes:
+            return True
+        for klass in J["class_mro"](_type(path)):
+            method = J["class_dict"](klass).get("__fspath__")
+            if method is not None:
+                return _type(method) is _FunctionType and kind_of_file(method.__code__.co_filename) == "trusted"
+        return False
 
     def on_symlink(target):
         if _type(target) is _bytes:
@@ -506,9 +440,8 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
         if state["codes"] is None:  # before init only the runner's own trusted start-up runs
             why = on_runner(args[0], args[1:], caller) if event == "repogym.judge" and args else None
             return None if why is None else (_RuntimeError, why)
-        if event in process_events:
-            if J["submission_frame"](caller) is not None or _get_ident() != state.get("judged_ident"):
-                note_unmeasured(f"a process was started at run time ({event}): the code it runs was not measured")
+        if event in process_events:  # whoever starts it (round 25 started one from a garbage-collector finalizer)
+            note_unmeasured(f"a process was started at run time ({event}): the code it runs was not measured")
             return None
         if event == "object.__getattr__":
             return on_frame(args[1], _AttributeError, caller)

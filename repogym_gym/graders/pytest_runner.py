@@ -211,7 +211,7 @@ def _patched(original, owners_of):
         try:
             return original(self, *args, **kwargs)
         finally:
-            _audit("repogym.judge", "monkeypatch", [*before, *owners_of(self)])
+            _audit("repogym.judge", "monkeypatch", [*before, *owners_of(self)], original.__name__)
 
     method.__name__, method.__qualname__, method.__doc__ = original.__name__, original.__qualname__, original.__doc__
     return method

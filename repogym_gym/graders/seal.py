@@ -38,10 +38,11 @@ canonical text with builtins it captured before any task code ran, and chains in
 digest in the signed record. (Red-team round 24 rewrote the observation file the runs used to
 append to from a thread of the code under test, turning guessable observations, a bool or an
 exception's name, into the golden patch's.) So an assertion inside a callback the code under test
-calls voids the run: assert on what the call returned instead. Open (red-team round 25): the prelude's
-``audit`` is bound by name, so a package imported first can bind its own object there, and
-builtins-only garbage-collector finalizers pass the "no submission frame" check; together they
-drop and inject guessable observations (0.4 on pagination with the bug left in).
+calls voids the run: assert on what the call returned instead. Red-team round 25 bound the package's
+own object where the prelude takes ``sys.audit`` and fed the observe function guessed values from
+garbage-collector finalizers (0.4 on pagination with the bug left in): the prelude's ``_repogym_audit``
+must be ``sys.audit`` when the import of the file returns, and the observe function's caller must be
+the sealed test at a line that observes.
 
 What sealing does not hide: the inputs a test passes, and values a test binds to a name before
 comparing (``expected = [...]`` is not dropped; write it inline), and a bool is easy to guess; the

@@ -177,9 +177,9 @@ FORGERIES = {  # how -> (the forgery, what the grade says)
     # the real observation silenced: the test module's global is compared
     "silence": ("module._repogym_audit = lambda *args: None", "_repogym_audit was replaced"),
     # from a thread of its own, straight into the sealed function (no submission frame on that thread's
-    # stack): not pytest's thread, so not counted, and the real observation still differs
+    # stack): its caller is threading's, not the sealed test at a line that observes (red-team round 25)
     "thread": ("t = threading.Thread(target=module._repogym_observe, args=(0, -5)); t.start(); t.join()",
-               "its 1 observations differ from the golden patch's"),
+               "an observation was not made by its sealed test"),
 }
 
 

@@ -1,0 +1,147 @@
+"""The judge's record of run-time code: every text compiled while tests run, whoever compiles it
+(part of :mod:`judge_policy`, standard library only).
+
+What runs is measured, not only what was carried: the quality limits are applied on the host to the
+texts this part records (``compiled``; ``generated`` for the methods ``dataclasses`` and
+``namedtuple`` write, whose shape the host checks) and fail with each reason it notes (``unmeasured``).
+
+**Who calls decides nothing.** Once task code runs (before, only the interpreter's and the runner's
+code has run: pytest's plugins and their dataclasses), a compile is recorded whoever calls it: red-team round 24 exec'd the
+original code from a ``weakref.finalize`` callback and round 25 compiled it through
+``typing.ForwardRef`` from one; a callback the garbage collector runs has only library frames and the
+one it interrupted on the stack, so "no frame of the submission" proves nothing. Left unrecorded are
+only a file's own bytes (an import: the host measures the file), a test file's syntax tree rewritten
+by pytest (its code is compared with the file's bytes when it runs) and ``ast.parse``, which builds a
+tree and runs nothing; should the code compiled there run at once after all (a callback that
+interrupted ``ast.parse`` and exec'd a text of its own), its text is recorded when it runs.
+
+:func:`build` adds ``note_unmeasured``, ``on_compile``, ``on_code_run`` and ``file_bytes`` to ``J``;
+no closure here looks a global up.
+"""
+
+
+def build(J):  # noqa: C901, N803 - J is the policy's closure state
+    """Add the run-time code record's closures to ``J`` (after :mod:`judge_code`'s)."""
+    _type, _str, _bytes, _len = J["type"], J["str"], J["bytes"], J["len"]
+    _os_open, _os_read, _os_close, _O_RDONLY, _OSError = J["os_open"], J["os_read"], J["os_close"], J["O_RDONLY"], J["OSError"]
+    _RuntimeError, _get_ident, _sha256 = J["RuntimeError"], J["get_ident"], J["sha256"]
+    state, kind_of_file, tree = J["state"], J["kind_of_file"], J["tree"]
+    compiled, unmeasured, generated, sources = J["compiled"], J["unmeasured"], J["generated"], J["sources"]
+    grader_bytes, runner_bytes = J["grader_bytes"], J["runner_bytes"]
+    seen = J["set"]()
+    left = [1 << 20]  # characters of run-time code the record carries (1 MiB)
+    generators = ("/dataclasses.py", "/collections/__init__.py")  # dataclass methods, namedtuple's __new__
+    parsed = {}  # thread ident -> (filename, source) ast.parse just compiled unrecorded
+
+    def file_bytes(path):
+        fd = _os_open(path, _O_RDONLY)
+        try:
+            chunks = []
+            while chunk := _os_read(fd, 1 << 20):
+                chunks.append(chunk)
+            return b"".join(chunks)
+        finally:
+            _os_close(fd)
+
+    def note_unmeasured(why):
+        if why not in unmeasured:
+            unmeasured.append(why)
+
+    def library(caller, tail, name=None):
+        code = caller.f_code if caller is not None else None
+        return code is not None and kind_of_file(code.co_filename) == "trusted" and code.co_filename.endswith(tail) \
+            and (name is None or code.co_name == name)
+
+    def note_compiled(source, filename, caller):
+        ident = _get_ident()
+        parsed.pop(ident, None)
+        if not state["armed"]:
+            return  # only the interpreter's and the runner's code has run yet (pytest's plugins, their dataclasses)
+        if library(caller, "/ast.py", "parse"):
+            parsed[ident] = (filename, source)  # a tree, which runs nothing: recorded if code of that name runs next
+            return
+        if _type(source) is not _str and _type(source) is not _bytes and rewritten_file(caller):
+            return  # a file's tree, rewritten by pytest: measured as the file (a test file: compared with its bytes)
+        record(source, filename, generated if library(caller, generators) else compiled)
+
+    def rewritten_file(caller):
+        """Whether ``caller`` is pytest's ``_rewrite_test`` compiling the tree of a file that is as the run
+        found it: a test file or a file of the tree."""
+        if not library(caller, "/_pytest/assertion/rewrite.py", "_rewrite_test"):
+            return False
+        local = caller.f_locals
+        path, data = local.get("strfn"), local.get("source")
+        if _type(path) is not _str or _type(data) is not _bytes:
+            return False
+        return grader_bytes.get(path) == data or sources.get(path) == _sha256(data).hexdigest()
+
+    def on_code_run(code):
+        """A code object is about to run: if it is what ``ast.parse`` just compiled unrecorded, record its text."""
+        ident = _get_ident()
+        pending = parsed.get(ident)
+        if pending is not None and code.co_filename == pending[0]:
+            del parsed[ident]
+            record(pending[1], pending[0], compiled)
+
+    def record(source, filename, into):
+        if _type(source) is _str:
+            data, text = None, source
+        elif _type(source) is _bytes:
+            data, text = source, source.decode("utf-8", "replace")
+        else:
+            note_unmeasured("a syntax tree was compiled at run time")
+            return
+        if _type(filename) is _str and filename.startswith(tree):
+            # a file of the tree as it was when the run started (the quality grader measures it if it
+            # was carried): a module written into the tree, or rewritten, at run time is measured here
+            data = text.encode("utf-8", "surrogatepass") if data is None else data
+            if filename in grader_bytes and grader_bytes[filename] == data:
+                return
+            if sources.get(filename) is not None and sources[filename] == _sha256(data).hexdigest():
+                return
+        elif _type(filename) is _str and kind_of_file(filename) != "submission":
+            data = text.encode("utf-8", "surrogatepass") if data is None else data
+            try:
+                own = file_bytes(filename)  # the interpreter's own file, compiled as it is on disk
+            except _OSError:
+                own = None
+            if own == data:
+                return
+        if _type(source) is _bytes:
+            for line in source.split(b"\n", 2)[:2]:
+                low = line.lower().replace(b"_", b"-")
+                if b"#" in line and b"coding" in low and b"utf-8" not in low and b"utf8" not in low:
+                    # bytes decoded by their own cookie: the text recorded would not be what ran (red-team round 24)
+                    note_unmeasured("bytes with an encoding declaration were compiled at run time")
+                    return
+        if text in seen:
+            return
+        if _len(text) > left[0] or _len(compiled) + _len(generated) >= 4096:
+            note_unmeasured("more code was compiled at run time than the record carries (1 MiB)")
+            return
+        seen.add(text)
+        left[0] -= _len(text)
+        into.append(text)
+
+    def on_compile(source, filename, caller):
+        """None, or (error, message): a trusted file's name may be given only to that file's own code."""
+        if _type(filename) is _bytes:
+            filename = filename.decode("utf-8", "surrogateescape")
+        if state["codes"] is not None:
+            note_compiled(source, filename, caller)
+        if kind_of_file(filename) != "trusted":
+            return None  # submission names are harmless; grader modules are compared with their bytes at exec
+        if _type(source) is _str:
+            source = source.encode("utf-8", "surrogateescape")
+        if filename in runner_bytes:  # as read before anything ran: the file itself may since have changed
+            if _type(source) is _bytes and runner_bytes[filename] == source:
+                return None
+            return _RuntimeError, f"code compiled as {filename} is not that file's code"
+        try:
+            if _type(source) is _bytes and file_bytes(filename) == source:
+                return None
+        except _OSError:
+            pass
+        return _RuntimeError, f"code compiled as {filename} is not that file's code"
+
+    J.update(file_bytes=file_bytes, note_unmeasured=note_unmeasured, on_compile=on_compile, on_code_run=on_code_run)
