@@ -338,7 +338,8 @@ def test_fingerprint_changes_when_a_directory_symlink_is_repointed(tiny_task: Ta
 
 
 # -- fuzzing (issue 13) ----------------------------------------------------------------------
-# 1,000 generated task files, fixed seed: each loads as written or is refused with a TaskSpecError naming task.yaml.
+# 1,000 generated task files, fixed seed (whole, cut short, or with raw bytes spliced in): each loads as written
+# or is refused with a TaskSpecError naming task.yaml.
 
 #: Generated files of each kind (the issue's figure: at least 1,000 task files in CI).
 FILES = 1_000
@@ -378,8 +379,8 @@ def test_a_thousand_generated_task_files_load_or_are_refused_naming_the_file(tas
     seen = {"loaded": 0, "refused": 0}
 
     @settings(max_examples=FILES, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
-    @given(_edits, st.booleans())
-    def load(edits: list[tuple[list[str], Any]], raw: bool) -> None:
+    @given(_edits, st.sampled_from(("whole", "cut", "bytes")), st.binary(min_size=1, max_size=8), st.floats(0, 1))
+    def load(edits: list[tuple[list[str], Any]], mode: str, junk: bytes, where: float) -> None:
         spec = copy.deepcopy(tiny_spec())
         for path, value in edits:
             _apply(spec, path, value)
@@ -387,9 +388,13 @@ def test_a_thousand_generated_task_files_load_or_are_refused_naming_the_file(tas
             text = yaml.safe_dump(spec, allow_unicode=True, sort_keys=False)
         except yaml.YAMLError:
             return
-        if raw:  # a byte-level cut of the file, as a truncated download would leave it
-            text = text[: len(text) * 2 // 3]
-        (task_dir / "task.yaml").write_text(text, encoding="utf-8", errors="surrogatepass")
+        data = text.encode("utf-8", "surrogatepass")
+        if mode == "cut":  # a byte-level cut of the file, as a truncated download would leave it
+            data = data[: len(data) * 2 // 3]
+        elif mode == "bytes":  # raw bytes spliced in anywhere: control characters, broken UTF-8, NUL (issue 13)
+            at = int(len(data) * where)
+            data = data[:at] + junk + data[at:]
+        (task_dir / "task.yaml").write_bytes(data)
         try:
             task = load_task(task_dir)
         except TaskSpecError as exc:
@@ -397,6 +402,9 @@ def test_a_thousand_generated_task_files_load_or_are_refused_naming_the_file(tas
             seen["refused"] += 1
             return
         seen["loaded"] += 1
+        if mode == "bytes":  # the bytes may have landed inside a value: it loads as what the file now says
+            assert isinstance(task.id, str) and task.spec.limits.max_steps >= 1
+            return
         assert task.id == spec["id"] and task.spec.type == spec["type"]  # loaded as written, never coerced
         assert task.spec.limits.max_steps >= 1 and task.spec.tests.command == spec["tests"]["command"]
 

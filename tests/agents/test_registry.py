@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -81,6 +82,28 @@ def test_a_bad_agent_file_is_one_line_naming_the_file_and_the_field(tmp_path: Pa
         AgentSpec.parse(str(path))
     assert str(info.value) == f"{path}: {message}" or str(info.value).startswith(f"{path}: {message}")
     assert "\n" not in str(info.value) and "pydantic" not in str(info.value)
+
+
+#: An agent file's worst inputs (issue 13): each is one AgentError naming the file, quickly, never a traceback.
+_BOMB = "type: openai\nmodel: m\na: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 9)}]\n" for i in range(8))
+
+
+@pytest.mark.parametrize(("data", "message"), [
+    (_BOMB.encode(), r"line 4, column 8: an alias \(\*a\) is not allowed here; write the value out"),
+    (b"type: openai\nmodel: \x07m\n", r"line 2, column 8: invalid YAML: the character U\+0007 is not allowed"),
+    ("type: openai\n".encode("utf-16"), r"not UTF-8 text \(byte 0xff at offset 0\)"),
+    (b"type: openai\nmodel: \xc3\x28\n", r"not UTF-8 text \(byte 0xc3 at offset 20\)"),
+    (b"type: openai\nmodel: m\n" + b"x: " + b"[" * 5000 + b"]" * 5000 + b"\n", r"line 3, column 67: nested deeper than 64 levels"),
+], ids=["alias-bomb", "control-character", "utf-16", "invalid-utf-8", "deep-nesting"])
+def test_an_agent_file_of_hostile_bytes_is_one_agent_error(tmp_path: Path, data: bytes, message: str) -> None:
+    path = tmp_path / "agent.yaml"
+    path.write_bytes(data)
+    started = time.perf_counter()
+    with pytest.raises(AgentError, match=rf"^{re.escape(str(path))}: {message}") as info:
+        AgentSpec.parse(str(path))
+    assert "\n" not in str(info.value)
+    assert time.perf_counter() - started < 10, "a hostile agent file is refused without expanding it"
 
 
 def test_an_agent_file_whose_agent_refuses_its_options_is_named(tmp_path: Path) -> None:
