@@ -20,7 +20,6 @@ import fcntl
 import json
 import os
 import shutil
-import tempfile
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from pathlib import Path
 
 from repogym_gym.errors import PatchError, SetupError, TaskError, WorkspaceError
 from repogym_gym.gitstore import BASELINE_REF, GitStore, files_from_manifest, git_apply
+from repogym_gym.owners import owned_tempdir, sweep_tempdirs
 from repogym_gym.paths import (
     default_cache_dir,  # re-exported: the cache's public home was here
 )
@@ -40,6 +40,8 @@ from repogym_gym.venvs import ensure_venv, grader_venv, venv_environ
 __all__ = ["Baseline", "BaselineStore", "copy_tree", "default_cache_dir"]
 
 _FORMAT = 1
+#: A baseline being built, beside the store's entries: ``<_STAGING><pid>.<start>-<entry>-XXXX`` (:mod:`owners`).
+_STAGING = "repogym-staging-"
 
 
 def copy_tree(src: Path, dest: Path) -> None:
@@ -152,7 +154,9 @@ class BaselineStore:
         return Baseline(task.id, task.fingerprint, entry / "tree", store, meta["commit"], manifest, self._python_env(task))
 
     def _build(self, task: Task, entry: Path) -> Baseline:
-        staging = Path(tempfile.mkdtemp(prefix=f".{entry.name}.", dir=entry.parent))
+        # named for its process, so a build killed half-way is swept by the next one (issue 13)
+        sweep_tempdirs((_STAGING,), entry.parent)
+        staging = owned_tempdir(_STAGING, entry.name, entry.parent)
         try:
             tree = staging / "tree"
             try:

@@ -164,6 +164,34 @@ def test_failing_setup_leaves_no_cache_entry_and_no_staging(make_task: MakeTask,
     assert not [p for p in (cache / "baselines").rglob("made-it")]
 
 
+def test_a_build_killed_half_way_leaves_staging_that_the_next_build_sweeps(make_task: MakeTask, cache: Path) -> None:
+    """Issue 13's audit: a process killed while it built a baseline left its staging directory in the store
+    for good. Staging is named for its process now, and the next build removes a dead process's."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    task = make_task(repo={"setup": ["sleep 60"]})
+    script = ("import sys; from pathlib import Path; from repogym_gym.baseline import BaselineStore; "
+              "from repogym_gym.task import load_task; BaselineStore(Path(sys.argv[1])).get(load_task(sys.argv[2]))")
+    builder = subprocess.Popen([sys.executable, "-c", script, str(cache), str(task.root)], start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not list((cache / "baselines").glob("repogym-staging-*")) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        staged = list((cache / "baselines").glob("repogym-staging-*"))
+        assert staged, "the builder never staged its baseline"
+    finally:
+        os.killpg(builder.pid, signal.SIGKILL)
+        builder.wait()
+    assert all(p.exists() for p in staged)  # what a killed build leaves
+    quick = make_task(repo={"setup": ["true"]})
+    BaselineStore(cache).get(quick)
+    assert not any(p.exists() for p in staged)
+    assert cache_entries(cache) != []
+
+
 def test_failing_setup_is_retried_on_the_next_get(make_task: MakeTask, tmp_path: Path, cache: Path) -> None:
     counter = tmp_path / "setup-runs.log"
     task = make_task(repo=counting_setup(counter, "exit 1"))
