@@ -85,25 +85,35 @@ class _BoundedLoader(yaml.SafeLoader):
 _CLoader = getattr(yaml, "CSafeLoader", None)
 
 
+def _at(mark: yaml.Mark | None) -> str:
+    return f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+
+
 def _read_fast(text: str) -> tuple[bool, Any]:
     """``(True, value)`` when libyaml composes ``text`` into a node graph within this module's limits
     (libyaml itself stops past 1,000 levels; an alias is a node met twice, never expanded), built with
-    the safe constructor; ``(False, None)`` when libyaml is missing or anything is amiss, for
-    :class:`_BoundedLoader` to read (25x slower: a mined task.yaml lists a whole suite's ids, and
-    importing the package reads every built task's)."""
+    the safe constructor; ``(False, why)`` when anything is amiss (``why`` a message with the place, or
+    None when libyaml is missing or gave no reason), for :class:`_BoundedLoader` to read (25x slower: a
+    mined task.yaml lists a whole suite's ids, and importing the package reads every built task's)."""
     if _CLoader is None:
         return False, None
     try:
         root = yaml.compose(text, Loader=_CLoader)
-    except (yaml.YAMLError, RecursionError, MemoryError):
+    except yaml.YAMLError as exc:
+        problem = getattr(exc, "problem", None)
+        return False, (f"{_at(getattr(exc, 'problem_mark', None))}invalid YAML: {' '.join(str(problem).split())}"
+                       if problem else None)
+    except (RecursionError, MemoryError):
         return False, None
     constructor = yaml.SafeLoader("")
     try:
         seen, stack = set(), [(root, 1)] if root is not None else []
         while stack:
             node, depth = stack.pop()
-            if id(node) in seen or depth > MAX_YAML_DEPTH:
-                return False, None
+            if id(node) in seen:
+                return False, f"{_at(node.start_mark)}a value given an anchor is used again by an alias; write it out"
+            if depth > MAX_YAML_DEPTH:
+                return False, f"{_at(node.start_mark)}nested deeper than {MAX_YAML_DEPTH} levels"
             seen.add(id(node))
             if isinstance(node, MappingNode):
                 keys = set()
@@ -111,7 +121,7 @@ def _read_fast(text: str) -> tuple[bool, Any]:
                     if isinstance(key_node, yaml.ScalarNode):
                         key = constructor.construct_object(key_node)
                         if key in keys:
-                            return False, None
+                            return False, f"{_at(key_node.start_mark)}duplicate key {str(key)[:60]!r}; each field may appear once"
                         keys.add(key)
                     stack += [(key_node, depth + 1), (value_node, depth + 1)]
             elif isinstance(node, yaml.SequenceNode):
@@ -121,6 +131,11 @@ def _read_fast(text: str) -> tuple[bool, Any]:
         return False, None
     finally:
         constructor.dispose()
+
+
+#: Past this many characters a file libyaml refused is not read again by the pure-Python reader for its
+#: exact message (a refused task.yaml of nearly 4 MiB took it 32 to 56 s): libyaml's reason is given.
+SLOW_READER_CHARS = 256 * 1024
 
 
 def load_yaml(data: str | bytes, source: str, *, error: type[RepoGymError] = TaskSpecError) -> Any:
@@ -150,6 +165,8 @@ def load_yaml(data: str | bytes, source: str, *, error: type[RepoGymError] = Tas
     fast, value = _read_fast(data)
     if fast:
         return value
+    if value is not None and len(data) > SLOW_READER_CHARS:
+        raise error(f"{source}: {value}")
     loader = None
     try:
         loader = _BoundedLoader(data)  # the slow reader: it says exactly what is wrong, and where

@@ -84,7 +84,7 @@ def test_the_fast_reader_agrees_with_the_bounded_one_and_leaves_every_refusal_to
         fast, value = yamlfile._read_fast(text)
         assert fast and value == yamlfile._BoundedLoader(text).get_single_data(), path
     for bad in (BOMB, "a: 1\na: 2\n", "k: {0x1: a, 1: b}\n", "[" * 70 + "]" * 70):
-        assert yamlfile._read_fast(bad) == (False, None), bad
+        assert yamlfile._read_fast(bad)[0] is False, bad
     with pytest.raises(TaskSpecError, match="line 1, column 13: duplicate key '1'"):
         load_yaml("k: {0x1: a, 1: b}\n", "t.yaml")
 
@@ -95,3 +95,19 @@ def test_a_control_character_is_a_task_spec_error_naming_its_line_and_column(cha
     so ``repogym validate`` exited 3 with a traceback instead of naming the file's problem."""
     with pytest.raises(TaskSpecError, match=r"^task.yaml: line 2, column 4: invalid YAML: the character U\+[0-9A-F]{4} "):
         load_yaml(f"id: x\nb: {char}b\n", "task.yaml")
+
+
+@pytest.mark.parametrize(("tail", "message"), [
+    ("bad: [1, 2\n", r"line 100002, column 1: invalid YAML: did not find expected ',' or ']'"),
+    ("id: again\n", r"line 100001, column 1: duplicate key 'id'; each field may appear once"),
+    ("x: " + "[" * 70 + "]" * 70 + "\n", r"line 100001, column 67: nested deeper than 64 levels"),
+])
+def test_a_large_refused_file_is_named_from_libyaml_without_the_slow_reader(tail: str, message: str) -> None:
+    """Issue 13's audit: a task.yaml just under the size limit that libyaml refused went to the pure-Python
+    reader for its message, 32 to 56 s. Past SLOW_READER_CHARS libyaml's own reason and place are given."""
+    text = "id: x\n" + "".join(f"k{i}: value {i}\n" for i in range(99_999)) + tail
+    assert len(text) > yamlfile.SLOW_READER_CHARS
+    started = time.perf_counter()
+    with pytest.raises(TaskSpecError, match=rf"^task.yaml: {message}"):
+        load_yaml(text, "task.yaml")
+    assert time.perf_counter() - started < 10  # the slow reader alone takes over 10 s on this file
