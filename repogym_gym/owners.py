@@ -28,7 +28,8 @@ from pathlib import Path
 
 from repogym_gym.tree import discard_tree
 
-__all__ = ["TEMP_PREFIXES", "descendants", "owned_temporary", "owned_tempdir", "process_owner", "reaper", "sweep_tempdirs"]
+__all__ = ["TEMP_PREFIXES", "descendants", "owned_temporary", "owned_tempdir", "process_owner", "reaper", "sweep_tempdirs",
+           "unwatch_group", "watch_group"]
 
 #: Every kind of temporary directory an episode makes (grading copies and test runs hold hidden tests,
 #: golden ones the answer, workspaces and episode folders the agent's work): :func:`sweep_tempdirs`
@@ -160,3 +161,57 @@ def _reap_at_eof(owners: list[str]) -> None:
         if process_owner(pid) == owner:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
+
+
+_groups_lock = threading.Lock()
+_group_reaper: list[subprocess.Popen[bytes]] = []  # the one group reaper of this process, once started
+
+
+def watch_group(pgid: int) -> None:
+    """Have a reaper SIGKILL the process group ``pgid`` if this process dies before :func:`unwatch_group`.
+
+    A command of the local sandbox dies with this process (its parent-death signal), but what it
+    starts does not: a killed run's pytest children and a perf benchmark's workers ran on. One
+    reaper per process (its own session) holds the groups and kills those still listed when its
+    stdin reaches EOF, which the kernel gives it when this process dies however it dies. Never raises.
+    """
+    _tell_reaper(f"+{pgid}\n")
+
+
+def unwatch_group(pgid: int) -> None:
+    """The group ``pgid`` ended (its members were killed): the reaper forgets it. Never raises."""
+    _tell_reaper(f"-{pgid}\n")
+
+
+def _tell_reaper(line: str) -> None:
+    with _groups_lock:
+        for attempt in range(2):
+            if not _group_reaper or _group_reaper[0].poll() is not None:
+                if line.startswith("-"):
+                    return  # a reaper that is gone holds nothing to forget
+                _group_reaper[:] = [subprocess.Popen(
+                    [sys.executable, "-c", "from repogym_gym.owners import _reap_groups_at_eof; _reap_groups_at_eof()"],
+                    stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)]
+            stdin = _group_reaper[0].stdin
+            try:
+                assert stdin is not None
+                stdin.write(line.encode("ascii"))
+                stdin.flush()
+                return
+            except (OSError, ValueError):
+                _group_reaper.clear()
+                if attempt:
+                    _log.warning("no reaper watches process group %s", line[1:].strip())
+
+
+def _reap_groups_at_eof() -> None:
+    """The group reaper's body: keep the groups it is told of (``+pgid`` / ``-pgid`` lines) and, at EOF on
+    stdin (its parent is gone), SIGKILL every group still listed."""
+    groups: set[int] = set()
+    for raw in sys.stdin.buffer:
+        line = raw.strip()
+        if line[:1] in (b"+", b"-") and line[1:].isdigit():
+            (groups.add if line[:1] == b"+" else groups.discard)(int(line[1:]))
+    for pgid in groups:
+        with contextlib.suppress(OSError):
+            os.killpg(pgid, signal.SIGKILL)

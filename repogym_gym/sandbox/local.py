@@ -62,8 +62,9 @@ class LocalSandbox(SandboxBase):
         """Run ``argv`` in ``cwd``; see :func:`~repogym_gym.sandbox.process.run_process`.
 
         ``writable`` is accepted and ignored: nothing is confined here. The command is killed
-        when this process dies (its parent-death signal, through ``setpriv``); what the command
-        itself starts in the background is not (bubblewrap and Docker end the whole sandbox).
+        when this process dies (its parent-death signal, through ``setpriv``), and what it started in
+        its process group by a reaper (:func:`~repogym_gym.owners.watch_group`); what it moved into a
+        session of its own is not (bubblewrap and Docker end the whole sandbox).
         """
         full_env = scrubbed_env(env, allowlist=self._allowlist)
         # the command dies with this process: a killed run's pytest (and the perf benchmark) used to run on
@@ -71,7 +72,7 @@ class LocalSandbox(SandboxBase):
         startable = bool(argv) and os.path.isdir(cwd) and _findable(argv[0], cwd, full_env.get("PATH", os.defpath))
         wrapped = [_SETPRIV, "--pdeathsig", "KILL", "--", *argv] if _SETPRIV and startable else list(argv)
         return run_process(wrapped, cwd=cwd, env=full_env, timeout_s=timeout_s, output_limit_bytes=output_limit_bytes,
-                           display_argv=argv)
+                           display_argv=argv, reap_group=True)
 
     def available(self) -> bool:
         return True

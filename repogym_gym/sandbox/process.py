@@ -15,6 +15,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from repogym_gym.owners import unwatch_group, watch_group
 from repogym_gym.results import CommandResult
 
 __all__ = ["CappedBuffer", "run_captured", "run_process"]
@@ -125,6 +126,7 @@ def run_process(
     display_argv: Sequence[str] | None = None,
     watch: Callable[[], str | None] | None = None,
     pass_fds: Sequence[int] = (),
+    reap_group: bool = False,
 ) -> CommandResult:
     """Run ``argv`` in a new session and return what it did.
 
@@ -143,6 +145,8 @@ def run_process(
             string it returns is why the command must stop: the group is killed (exit code
             ``-9``) and ``[killed by repogym: <reason>]`` ends ``stderr``.
         pass_fds: Descriptors the program inherits at the same numbers (every other one is closed).
+        reap_group: Have :func:`~repogym_gym.owners.watch_group`'s reaper kill the command's group if
+            this process dies while it runs (the local sandbox: nothing else ends what it starts).
 
     Returns:
         A CommandResult; ``exit_code`` is None when the program could not be started
@@ -164,7 +168,18 @@ def run_process(
         )
     except OSError as exc:
         return CommandResult(argv=shown, exit_code=None, stderr=f"could not start {argv[0]!r}: {exc}", duration_s=0.0)
+    if reap_group:
+        watch_group(proc.pid)
+    try:
+        return _wait(proc, shown, start, timeout_s, output_limit_bytes, watch)
+    finally:
+        if reap_group:
+            unwatch_group(proc.pid)
 
+
+def _wait(proc: subprocess.Popen[bytes], shown: list[str], start: float, timeout_s: float, output_limit_bytes: int,
+          watch: Callable[[], str | None] | None) -> CommandResult:
+    """:func:`run_process` once ``proc`` started: its output read and capped, its group killed when it ends."""
     out, err = CappedBuffer(output_limit_bytes), CappedBuffer(output_limit_bytes)
     sel = selectors.DefaultSelector()
     assert proc.stdout is not None and proc.stderr is not None

@@ -90,6 +90,17 @@ def test_a_command_dies_with_its_killed_parent(tmp_path: Path) -> None:
     assert _left_after_killing(subprocess.Popen([sys.executable, "-c", code]), marker) == []
 
 
+def test_what_a_command_starts_in_its_group_dies_with_the_killed_parent_too(tmp_path: Path) -> None:
+    """Issue 13's audit: the parent-death signal ends the command itself, not the children it started (a
+    killed run's pytest workers, a benchmark's processes ran on). A reaper kills the command's group."""
+    marker = unique_sleep()
+    head, tail = marker[:3], marker[3:]
+    code = (f"from repogym_gym.sandbox import LocalSandbox; "
+            f"LocalSandbox().run(['sh', '-c', 'sleep ' + {head!r} + {tail!r} + ' & wait'], cwd={str(tmp_path)!r}, "
+            "timeout_s=300)")
+    assert _left_after_killing(subprocess.Popen([sys.executable, "-c", code]), marker) == []
+
+
 @pytest.mark.parametrize("where", ["command's PATH", "relative to cwd"])
 def test_a_program_found_only_where_the_command_looks_still_dies_with_its_parent(tmp_path: Path, where: str) -> None:
     """The wrapper is added only for a program that can start; whether it can is decided on the
