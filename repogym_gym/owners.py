@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import logging
 import os
@@ -164,7 +165,9 @@ def _reap_at_eof(owners: list[str]) -> None:
 
 
 _groups_lock = threading.Lock()
-_group_reaper: list[subprocess.Popen[bytes]] = []  # the one group reaper of this process, once started
+#: The group reaper of this process, once started, as ``[(pid that started it, reaper)]``: a forked child
+#: inherits the list but not the reaper (it is not the child's child), so it starts its own.
+_group_reaper: list[tuple[int, subprocess.Popen[bytes]]] = []
 
 
 def watch_group(pgid: int) -> None:
@@ -186,22 +189,47 @@ def unwatch_group(pgid: int) -> None:
 def _tell_reaper(line: str) -> None:
     with _groups_lock:
         for attempt in range(2):
-            if not _group_reaper or _group_reaper[0].poll() is not None:
+            if not _group_reaper or _group_reaper[0][0] != os.getpid() or _group_reaper[0][1].poll() is not None:
+                _drop_reaper()
                 if line.startswith("-"):
                     return  # a reaper that is gone holds nothing to forget
-                _group_reaper[:] = [subprocess.Popen(
+                _group_reaper[:] = [(os.getpid(), subprocess.Popen(
                     [sys.executable, "-c", "from repogym_gym.owners import _reap_groups_at_eof; _reap_groups_at_eof()"],
-                    stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)]
-            stdin = _group_reaper[0].stdin
+                    stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True))]
+            stdin = _group_reaper[0][1].stdin
             try:
                 assert stdin is not None
                 stdin.write(line.encode("ascii"))
                 stdin.flush()
                 return
             except (OSError, ValueError):
-                _group_reaper.clear()
+                _drop_reaper()
                 if attempt:
                     _log.warning("no reaper watches process group %s", line[1:].strip())
+
+
+def _drop_reaper() -> None:
+    """Close this process's end of a reaper's pipe (the CI run failed on the unclosed file a dead reaper's
+    ``Popen`` left to the garbage collector) and forget it. Caller holds ``_groups_lock``."""
+    for pid, reaper_process in _group_reaper:
+        with contextlib.suppress(OSError, ValueError):
+            if reaper_process.stdin is not None:
+                reaper_process.stdin.close()
+        if pid != os.getpid() and reaper_process.returncode is None:
+            reaper_process.returncode = 0  # not this process's child: nothing to wait for, nothing to warn of
+    _group_reaper.clear()
+
+
+@atexit.register
+def _end_reaper_at_exit() -> None:
+    """At a normal exit the reaper gets its EOF now (it kills the groups still listed, as it would at a
+    crash) and is waited for, so no "subprocess is still running" warning is left."""
+    with _groups_lock:
+        reapers = [reaper_process for pid, reaper_process in _group_reaper if pid == os.getpid()]
+        _drop_reaper()
+    for reaper_process in reapers:
+        with contextlib.suppress(subprocess.TimeoutExpired, OSError):
+            reaper_process.wait(timeout=10)
 
 
 def _reap_groups_at_eof() -> None:

@@ -444,3 +444,34 @@ def test_a_bad_sandbox_config_names_the_field_and_the_value(config: object, mess
         make_sandbox(config)  # type: ignore[arg-type]
     assert str(info.value).startswith(message)
     assert isinstance(info.value, SandboxUnavailableError) and isinstance(info.value, ValueError)
+
+
+def test_a_dead_reaper_a_forked_child_and_exit_leave_no_resource_warning(tmp_path: Path) -> None:
+    """Stop 30's CI failed on ``ResourceWarning: unclosed file`` from a replaced group reaper: a reaper that
+    died (or one a forked child inherited, which is not the child's own) was dropped with its pipe open, and
+    the live one was never waited for at exit ("subprocess ... is still running")."""
+    code = (
+        "import os, signal\n"
+        "from repogym_gym import owners\n"
+        "from repogym_gym.sandbox import LocalSandbox\n"
+        f"cwd = {str(tmp_path)!r}\n"
+        "assert LocalSandbox().run(['true'], cwd=cwd, timeout_s=30).exit_code == 0\n"
+        "first = owners._group_reaper[0][1]\n"
+        "os.kill(first.pid, signal.SIGKILL); first.wait()\n"
+        "assert LocalSandbox().run(['true'], cwd=cwd, timeout_s=30).exit_code == 0\n"
+        "second = owners._group_reaper[0][1]\n"
+        "assert second.pid != first.pid and first.stdin.closed\n"
+        "child = os.fork()\n"
+        "if child == 0:\n"
+        "    ok = LocalSandbox().run(['true'], cwd=cwd, timeout_s=30).exit_code == 0\n"
+        "    ok = ok and owners._group_reaper[0][1].pid != second.pid\n"
+        "    os._exit(0 if ok else 7)\n"
+        "assert os.waitpid(child, 0)[1] == 0\n"
+        "print(second.pid)\n"
+    )
+    done = subprocess.run([sys.executable, "-X", "dev", "-W", "error::ResourceWarning", "-c", code],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "ResourceWarning" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr
+    reaper_pid = int(done.stdout.split()[-1])
+    assert not Path(f"/proc/{reaper_pid}").exists()  # waited for at exit, not left running
