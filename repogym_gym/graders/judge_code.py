@@ -19,7 +19,7 @@ def build(J):  # noqa: C901, N803 - J is the policy's closure state, as in judge
     _type, _id, _str, _any, _tuple, _len, _dict = J["type"], J["id"], J["str"], J["any"], J["tuple"], J["len"], J["dict"]
     _list, _frozenset = J["list"], J["frozenset"]
     _CodeType, _ModuleType, _Exception = J["CodeType"], J["ModuleType"], J["Exception"]
-    _compile, _instance_dict = J["compile"], J["instance_dict"]
+    _compile, _instance_dict, _get_ident, own_calls = J["compile"], J["instance_dict"], J["get_ident"], J["own_calls"]
     state, kinds, verified, keep = J["state"], J["kinds"], J["verified"], J["keep"]
     module_codes, module_dicts, grader_bytes = J["module_codes"], J["module_dicts"], J["grader_bytes"]
     tree, runner_files = J["tree"], J["runner_files"]
@@ -130,29 +130,35 @@ def build(J):  # noqa: C901, N803 - J is the policy's closure state, as in judge
         """At init, before any code of the task can run: what every grader file compiles to, plainly
         and with pytest's assertion rewriting (pytest's Python code could be patched later), and the
         names its top-level imports bind (``{name: (module, attribute or None)}``)."""
+        own_call(compile_all)
+
+    def compile_all():
         import ast
 
         from _pytest.assertion.rewrite import rewrite_asserts
 
         for filename, source in grader_bytes.items():
-            codes = []
-            try:
-                parsed = ast.parse(source, filename=filename)
-                J["imports"][filename] = _imports(ast, parsed)
-                J["bound"][filename] = _bound_names(ast, parsed)
-                J["lines"][filename] = J["line_table"](ast, parsed)
-                rewrite_asserts(parsed, source, filename, None)
-                J["lines"][filename] = J["line_table"](ast, parsed)  # what pytest's rewriting binds too
-                codes.append(_compile(parsed, filename, "exec", dont_inherit=True))
-            except _Exception:  # noqa: BLE001 - an unparseable file verifies nothing
-                pass
-            module_codes[filename] = codes
-            names, stack = J["set"](), _list(codes[:1])
-            while stack:  # the qualified name of every function the file defines
-                code = stack.pop()
-                names.add(code.co_qualname)
-                stack.extend(k for k in code.co_consts if _type(k) is _CodeType)
-            J["qualnames"][filename] = _frozenset(names)
+            compile_grader_file(ast, rewrite_asserts, filename, source)
+
+    def compile_grader_file(ast, rewrite_asserts, filename, source):
+        codes = []
+        try:
+            parsed = ast.parse(source, filename=filename)
+            J["imports"][filename] = _imports(ast, parsed)
+            J["bound"][filename] = _bound_names(ast, parsed)
+            J["lines"][filename] = J["line_table"](ast, parsed)
+            rewrite_asserts(parsed, source, filename, None)
+            J["lines"][filename] = J["line_table"](ast, parsed)  # what pytest's rewriting binds too
+            codes.append(_compile(parsed, filename, "exec", dont_inherit=True))
+        except _Exception:  # noqa: BLE001 - an unparseable file verifies nothing
+            pass
+        module_codes[filename] = codes
+        names, stack = J["set"](), _list(codes[:1])
+        while stack:  # the qualified name of every function the file defines
+            code = stack.pop()
+            names.add(code.co_qualname)
+            stack.extend(k for k in code.co_consts if _type(k) is _CodeType)
+        J["qualnames"][filename] = _frozenset(names)
 
     def _imports(ast, parsed):
         bound, counts = {}, {}
@@ -214,9 +220,22 @@ def build(J):  # noqa: C901, N803 - J is the policy's closure state, as in judge
     def plain_code(filename):
         """The file's bytes compiled without assertion rewriting (the C compiler: safe to do late)."""
         try:
-            return _compile(grader_bytes[filename], filename, "exec", dont_inherit=True)
+            return own_call(_compile, grader_bytes[filename], filename, "exec", 0, True)
         except _Exception:  # noqa: BLE001
             return None
+
+    def own_call(run, *args):
+        """``run(*args)``: the policy itself calling library code on data of its own (the grader files'
+        bytes); the events that code raises are the policy's (any other event inside the policy is a
+        violation)."""
+        ident = _get_ident()
+        own_calls[ident] = own_calls.get(ident, 0) + 1
+        try:
+            return run(*args)
+        finally:
+            own_calls[ident] -= 1
+            if not own_calls[ident]:
+                del own_calls[ident]
 
     def verify_module(code, caller):
         """Whether a grader module's code equals what its bytes compile to (its nested code is then verified)."""

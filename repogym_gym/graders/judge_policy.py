@@ -56,6 +56,10 @@ has only library frames and the one it interrupted on the stack (red-team round 
 frame of the submission" check that way), so process starts and run-time compiles are recorded
 whoever calls, ``/proc`` is nobody's once task code runs, and a monkeypatch or a sealed observation
 counts only from grader code at a line that names the call (``judge_code.line_names``).
+And a sixth: **nothing of the submission runs inside the policy.** It compares only values of exact
+builtin types (round 26's str subclass, planted as a loader's key, ran its ``__eq__`` inside it and
+reached its state); an event raised while it runs by anything but its own code (or the libraries it
+calls on its own data, ``own_calls``) is a violation; an exception it catches leaves bare.
 
 Known limits: the README's "The judge" (above all, every property holds only while the process's
 memory does: CPython is not memory-safe against the code it runs).
@@ -119,7 +123,7 @@ def _primitives():
         "float": float, "complex": complex, "repr": repr, "hex": hex, "class_module": type.__dict__["__module__"].__get__,
         "callable": callable, "any": any, "all": all, "getattr": getattr, "min": min, "range": range, "enumerate": enumerate, "is_": operator.is_,
         "dict_get": dict.get, "get_referents": gc.get_referents, "gc_isenabled": gc.isenabled,
-        "gc_disable": gc.disable, "gc_enable": gc.enable, "token": {},
+        "gc_disable": gc.disable, "gc_enable": gc.enable, "token": {}, "own_calls": {},
         "chain": itertools.chain.from_iterable, "repeat": itertools.repeat, "stat": os.stat, "getcwd": os.getcwd, "compile": compile, "modules": sys.modules,
         "sha256": hashlib.sha256, "getframe": sys._getframe, "get_ident": _thread.get_ident, "write": os.write, "exit": os._exit,
         "os_open": os.open, "os_read": os.read, "os_close": os.close, "O_RDONLY": os.O_RDONLY,
@@ -237,7 +241,15 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
     # {thread ident: event name}: the one privileged call the policy announces for itself, per thread
     # (a shared slot let one thread's announcement be used up by another's and void a sound run)
     token = J["token"]
+    own_calls = J["own_calls"]  # {thread ident: depth} while the policy calls a library on its own data
     gc_was = [False]  # whether collection was enabled when the first thread entered the policy
+    _with_traceback = _BaseException.with_traceback
+    here = _rules.__code__.co_filename.rpartition("/")[0]
+    policy_files = frozenset(f"{here}/{part}" for part in PARTS)
+    # the events the policy's own operations raise while it runs (reading a file's bytes)
+    policy_events = frozenset(("open", "builtins.id"))
+    _set_context = J["class_dict"](_BaseException)["__context__"].__set__
+    _set_cause = J["class_dict"](_BaseException)["__cause__"].__set__
 
     def caller_of_event():
         ident = _get_ident()
@@ -305,8 +317,9 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
             return False
         local = frame.f_locals
         loader = local.get("self")
+        # exact str keys before any == (round 26: a str subclass's __eq__ ran inside the policy)
         return _type(loader) is codes["source_loader"] and _type(local.get("source_path")) is _str and \
-            _all(k == "name" or k == "path" for k in _instance_dict(loader, "__dict__"))
+            _all(_type(k) is _str and (k == "name" or k == "path") for k in _instance_dict(loader, "__dict__"))
 
     def on_unmarshal(event, caller):
         codes = state["codes"]
@@ -493,8 +506,21 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
                 return None  # the policy's own sys._getframe or gc.get_referents, announced just before it
             if done:
                 return None
-            # Anything else raised while the policy runs is foreign code running inside it (a signal
-            # handler, a finalizer): judged like any other event, never waved through.
+            # Anything else raised while the policy runs is foreign code running inside it: red-team round 26
+            # planted a str subclass where the policy compared keys, and its __eq__ took a frame through a
+            # library that names _getframe. The policy calls nothing of the submission's on purpose, so
+            # whatever ran is a violation, whoever raised the event.
+            token[ident] = "sys._getframe"
+            try:
+                raiser = _getframe(2)  # guarded <- hook <- the frame whose operation raised the event
+            except _ValueError:
+                raiser = None
+            finally:
+                token.pop(ident, None)
+            own = ident in own_calls  # the policy compiling the grader files itself (library code, trusted data)
+            if not own and (raiser is None or raiser.f_code.co_filename not in policy_files or event not in policy_events):
+                violate(f"code ran inside the judge's policy and raised {safe(event, 40)}")
+                return _RuntimeError, "code ran inside the judge's policy"
         elif done:
             return None
         depth = busy.get(ident, 0)
@@ -505,6 +531,12 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
         try:
             verdict = dispatch(event, args)
         except _BaseException as exc:  # noqa: BLE001 - a fault of the policy itself fails closed
+            # The exception may be the submission's (round 26 raised one held elsewhere from a planted __eq__):
+            # its traceback, context and cause would carry the policy's frames out; dropped through the base
+            # class's own descriptors (a subclass's attribute would run code of its own).
+            _with_traceback(exc, None)
+            _set_context(exc, None)
+            _set_cause(exc, None)
             verdict = _RuntimeError, f"the judge's policy failed on {event}: {name_of(exc)}"
         finally:
             if depth:

@@ -11,7 +11,7 @@ original code from a ``weakref.finalize`` callback and round 25 compiled it thro
 ``typing.ForwardRef`` from one; a callback the garbage collector runs has only library frames and the
 one it interrupted on the stack, so "no frame of the submission" proves nothing. Left unrecorded are
 only a file's own bytes (an import: the host measures the file), a test file's syntax tree rewritten
-by pytest (its code is compared with the file's bytes when it runs) and ``ast.parse``, which builds a
+by pytest (its code is compared with the file's bytes when it runs) and ``ast.parse`` of its own text and name, which builds a
 tree and runs nothing; should the code compiled there run at once after all (a callback that
 interrupted ``ast.parse`` and exec'd a text of its own), its text is recorded when it runs.
 
@@ -57,12 +57,29 @@ def build(J):  # noqa: C901, N803 - J is the policy's closure state
         parsed.pop(ident, None)
         if not state["armed"]:
             return  # only the interpreter's and the runner's code has run yet (pytest's plugins, their dataclasses)
-        if library(caller, "/ast.py", "parse"):
+        if library(caller, "/ast.py", "parse") and parsing(caller, source, filename):
             parsed[ident] = (filename, source)  # a tree, which runs nothing: recorded if code of that name runs next
             return
         if _type(source) is not _str and _type(source) is not _bytes and rewritten_file(caller):
             return  # a file's tree, rewritten by pytest: measured as the file (a test file: compared with its bytes)
         record(source, filename, generated if library(caller, generators) else compiled)
+
+    def parsing(caller, source, filename):
+        """Whether this compile is ``ast.parse``'s own, of the text and name it was given: a compile made
+        while ``ast.parse`` converts its arguments (a ``__fspath__`` of builtins compiling another text,
+        red-team round 26) has ``ast.parse`` as its caller too but not its text."""
+        local = caller.f_locals
+        given, name = local.get("source"), local.get("filename")
+        if _type(given) is _str:
+            try:
+                given = given.encode("utf-8")
+            except UnicodeError:
+                return False
+        if _type(name) is _bytes:
+            name = name.decode("utf-8", "surrogateescape")
+        # exact types on both sides before any ==: a str subclass's __eq__ would run inside the policy
+        return _type(given) is _bytes and _type(source) is _bytes and given == source and \
+            _type(name) is _str and _type(filename) is _str and name == filename
 
     def rewritten_file(caller):
         """Whether ``caller`` is pytest's ``_rewrite_test`` compiling the tree of a file that is as the run
@@ -87,7 +104,9 @@ def build(J):  # noqa: C901, N803 - J is the policy's closure state
         if _type(source) is _str:
             data, text = None, source
         elif _type(source) is _bytes:
-            data, text = source, source.decode("utf-8", "replace")
+            # the event hands every text over as UTF-8 bytes; compile() drops a leading BOM (round 26 hid the
+            # original code from the host's parse behind one)
+            data, text = source, source.decode("utf-8", "replace").removeprefix("\ufeff")
         else:
             note_unmeasured("a syntax tree was compiled at run time")
             return

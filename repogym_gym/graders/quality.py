@@ -218,6 +218,34 @@ def _parse(rel: str, data: bytes, *, required: bool) -> ast.Module | None:
         return None
 
 
+#: The compile() flags that change what parses (``from __future__ import barry_as_FLUFL``'s ``<>``, top-level
+#: ``await``): a run-time text compiled with one is measured in that grammar.
+_GRAMMAR_FLAGS = (0x400000, ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, 0x400000 | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+
+
+def _parse_run_time_code(text: str, name: str) -> ast.Module:
+    """``text`` parsed as a module, in the plain grammar or else in one a compile() flag selects.
+
+    Raises:
+        SyntaxError: no grammar parses it. NestedTooDeep: as :func:`parse_module`.
+    """
+    try:
+        return parse_module(text, name)
+    except NestedTooDeep:
+        raise
+    except SyntaxError as plain:
+        for flags in _GRAMMAR_FLAGS:
+            try:
+                tree = compile(text, name, "exec", flags | ast.PyCF_ONLY_AST, dont_inherit=True)
+            except (SyntaxError, ValueError):
+                continue
+            except (RecursionError, MemoryError) as exc:
+                raise NestedTooDeep(f"nested too deeply to measure ({type(exc).__name__})", (name, 1, 1, None)) from None
+            assert isinstance(tree, ast.Module)
+            return tree
+        raise plain
+
+
 def runtime_code_violations(texts: tuple[str, ...], unmeasured: tuple[str, ...], *, max_function_length: int | None,
                             max_cyclomatic_complexity: int | None, generated: tuple[str, ...] = ()) -> list[str]:
     """What breaks the quality limits in code compiled at run time (the judge's record).
@@ -250,11 +278,16 @@ def runtime_code_violations(texts: tuple[str, ...], unmeasured: tuple[str, ...],
             # parsed as the str that ran: exec of a str ignores a coding cookie, and bytes parsed here
             # honoured one (red-team round 24: "# coding: raw_unicode_escape" turned the original code
             # into one harmless string for the host while it ran whole)
-            tree = parse_module(text, f"<run-time code {number}>")
+            tree = _parse_run_time_code(text, f"<run-time code {number}>")
         except NestedTooDeep:  # the judged process may raise its own recursion limit to compile it
             found.append(f"run-time code {number}: nested too deeply to be measured")
             continue
-        except (SyntaxError, ValueError):  # it never compiled (ast.parse of text that is not Python)
+        except (SyntaxError, ValueError):
+            # Fail closed: red-team round 26 compiled the original code with a grammar flag the host's
+            # plain parse lacks; a compile that failed ran nothing, but the host cannot tell it from one
+            # in a grammar it does not read.
+            found.append(f"run-time code {number}: does not parse here in any grammar compile() accepts, so the "
+                         "quality limits cannot be said to hold")
             continue
         try:
             metrics = tree_metrics(tree, f"<run-time code {number}>", top_level=True)
