@@ -132,6 +132,19 @@ def container_config(
     return config
 
 
+def labelled(client: Any, label: str, *, running_only: bool = False) -> list[tuple[str, dict[str, str]]]:
+    """``(id, labels)`` of the containers that carry ``label`` (``"key"`` or ``"key=value"``), from one
+    list call. ``client.containers.list`` inspects each listed container in a second call, which
+    raises ``NotFound`` when one removes itself in between (an auto-removed container past its
+    lifetime); this never inspects.
+
+    Raises:
+        docker.errors.DockerException: when the engine refuses the list.
+    """
+    rows = client.api.containers(all=not running_only, filters={"label": label})
+    return [(row["Id"], dict(row.get("Labels") or {})) for row in rows]
+
+
 def reap_orphans(client: Any) -> list[str]:
     """Remove every repogym container whose starting process is dead (killed before it could close
     its sandbox): its lifetime would otherwise keep it running for up to a day. Containers of live
@@ -143,19 +156,19 @@ def reap_orphans(client: Any) -> list[str]:
 
     removed: list[str] = []
     try:
-        found = client.containers.list(all=True, filters={"label": OWNER_LABEL})
+        found = labelled(client, OWNER_LABEL)
     except docker.errors.DockerException:
         return removed
-    for container in found:
-        owner = (container.labels or {}).get(OWNER_LABEL, "")
+    for container_id, labels in found:
+        owner = labels.get(OWNER_LABEL, "")
         parts = owner.split(":")
         if len(parts) != 3 or not parts[1].isdigit():
             continue
         if process_owner(int(parts[1])) == owner:
             continue  # its process lives (the same pid, boot and start time)
         try:
-            container.remove(force=True)
-            removed.append(container.id)
+            client.api.remove_container(container_id, force=True)
+            removed.append(container_id)
         except docker.errors.DockerException:
             continue
     if removed:

@@ -43,12 +43,13 @@ def _run(suite: Path, out: Path, sandbox: str, tmpdir: Path) -> subprocess.Popen
 
 
 def _containers_of(pid: int) -> list[str]:
+    from repogym_gym.sandbox.containers import labelled
     from repogym_gym.sandbox.docker import PID_LABEL
     from repogym_gym.sandbox.engine import connect
 
     client = connect()
     try:
-        return [c.id for c in client.containers.list(all=True, filters={"label": f"{PID_LABEL}={pid}"})]
+        return [cid for cid, _ in labelled(client, f"{PID_LABEL}={pid}")]
     finally:
         client.close()
 

@@ -9,6 +9,7 @@ import pytest
 
 from repogym_gym.results import CommandResult
 from repogym_gym.sandbox.bwrap import BubblewrapSandbox
+from repogym_gym.sandbox.containers import labelled
 from repogym_gym.sandbox.docker import PID_LABEL, DockerSandbox
 from repogym_gym.sandbox.slots import SlotPool
 
@@ -46,7 +47,7 @@ def my_containers() -> list[str]:
 
     client = connect()
     try:
-        return [c.id for c in client.containers.list(all=True, filters={"label": f"{PID_LABEL}={os.getpid()}"})]
+        return [cid for cid, _ in labelled(client, f"{PID_LABEL}={os.getpid()}")]
     finally:
         client.close()
 

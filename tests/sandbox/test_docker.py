@@ -576,7 +576,7 @@ def test_containers_of_a_killed_process_are_reaped_by_the_next_one(tmp_path: Pat
     """Issue 13: a run killed with SIGKILL left its containers running for their 24 h lifetime, and the
     next run neither reused nor reaped them. A container names its owner (boot id, pid, start time);
     the first client of a process removes those whose owner is dead, and no live process's."""
-    from repogym_gym.sandbox.containers import OWNER_LABEL, reap_orphans
+    from repogym_gym.sandbox.containers import OWNER_LABEL, labelled, reap_orphans
 
     live = require_docker()
     try:
@@ -590,16 +590,46 @@ def test_containers_of_a_killed_process_are_reaped_by_the_next_one(tmp_path: Pat
         assert child.stdout is not None and child.stdout.readline().strip() == "started"
         client = connect()
         try:
-            orphans = [c for c in client.containers.list(filters={"label": f"{PID_LABEL}={child.pid}"})]
-            assert len(orphans) == 1 and orphans[0].labels[OWNER_LABEL].split(":")[1] == str(child.pid)
+            orphans = labelled(client, f"{PID_LABEL}={child.pid}", running_only=True)
+            assert len(orphans) == 1 and orphans[0][1][OWNER_LABEL].split(":")[1] == str(child.pid)
             assert reap_orphans(client) == []  # its process lives
             child.kill()
             child.communicate()
-            assert client.containers.list(filters={"label": f"{PID_LABEL}={child.pid}"})  # still running after the kill
-            assert orphans[0].id in reap_orphans(client)
-            assert client.containers.list(all=True, filters={"label": f"{PID_LABEL}={child.pid}"}) == []
+            assert labelled(client, f"{PID_LABEL}={child.pid}", running_only=True)  # still running after the kill
+            assert orphans[0][0] in reap_orphans(client)
+            assert labelled(client, f"{PID_LABEL}={child.pid}") == []
         finally:
             client.close()
         assert len(my_containers()) == 1 and sh(live, "echo still", mine).stdout == "still\n"
+    finally:
+        live.close()
+
+
+def test_a_container_that_removes_itself_between_list_and_inspect_breaks_neither_the_listing_nor_the_reaper(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stop 31's CI: ``client.containers.list`` lists, then inspects each container; one past its
+    lifetime removed itself in between and the listing raised ``NotFound``. Listing reads the ids
+    and labels from the one list call, so an engine that no longer knows a listed container (every
+    inspect answers 404 here) changes nothing."""
+    import docker
+
+    from repogym_gym.sandbox.containers import labelled, reap_orphans
+
+    live = require_docker()
+    try:
+        episode_dir(tmp_path, live)
+        client = connect()
+        try:
+            def gone(container_id: str) -> None:
+                raise docker.errors.NotFound(f"No such container: {container_id}")
+
+            monkeypatch.setattr(client.api, "inspect_container", gone)
+            with pytest.raises(docker.errors.NotFound):
+                client.containers.list(all=True, filters={"label": f"{PID_LABEL}={os.getpid()}"})  # the race's effect
+            mine = labelled(client, f"{PID_LABEL}={os.getpid()}")
+            assert len(mine) == 1 and mine[0][1][PID_LABEL] == str(os.getpid())
+            assert reap_orphans(client) == []  # its process lives: nothing removed, nothing raised
+        finally:
+            client.close()
     finally:
         live.close()
