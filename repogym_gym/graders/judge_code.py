@@ -262,8 +262,56 @@ def build(J):  # noqa: C901, N803 - J is the policy's closure state, as in judge
 
 
 def _core(J):  # noqa: N803
-    """Add ``violate``, ``name_of``, ``key_text`` and ``safe`` to ``J``: how a violation is noted and quoted."""
-    _len, _type, _str, violations, class_name = J["len"], J["type"], J["str"], J["violations"], J["class_name"]
+    """Add ``violate``, ``name_of``, ``key_text`` and ``safe`` to ``J``: how a violation is noted and quoted;
+    and make ``J["class_dict"]``, ``J["instance_dict"]`` and ``J["class_qualname"]`` read only plain data.
+
+    A namespace is read through keys that are exactly a str: a dict lookup compares the key it looks
+    for with every stored key of the same hash, so a planted key of another type (a str subclass,
+    any object with ``__hash__`` and ``__eq__``) would run its ``__eq__`` inside the policy, and a
+    dict subclass set as an object's ``__dict__`` its own ``get``. A namespace holding such a key is
+    read as a copy in which each such key is a placeholder str (the snapshots' comparison names the
+    key itself), a dict subclass through ``dict``'s own methods. A class's name or qualified name that
+    is not exactly a str (``__name__`` accepts a str subclass, whose ``__format__`` an f-string calls)
+    reads as a placeholder."""
+    _len, _type, _str, violations = J["len"], J["type"], J["str"], J["violations"]
+    _all, _map, _is, _repeat, _list, _dict, _any = J["all"], J["map"], J["is_"], J["repeat"], J["list"], J["dict"], J["any"]
+    _enumerate = J["enumerate"]
+    raw_class_dict, raw_attribute, raw_name, raw_qualname, class_mro = (
+        J["class_dict"], J["instance_dict"], J["class_name"], J["class_qualname"], J["class_mro"])
+    _mappingproxy, _dict_items = _type(raw_class_dict(_type)), _dict.items
+
+    def plain(mapping):
+        t = _type(mapping)
+        if t is _dict or t is _mappingproxy:
+            if _all(_map(_is, _map(_type, mapping), _repeat(_str))):
+                return mapping
+            items = _dict_items(mapping) if t is _dict else mapping.items()  # a proxy's items are its class dict's
+        elif _any(_map(_is, class_mro(t), _repeat(_dict))):
+            items = _dict_items(mapping)
+        else:
+            return {}
+        # each key of another type stands as a placeholder str: a check that a namespace holds only
+        # certain keys still sees one more (round 26's planted loader key made its loader no genuine one)
+        return {key if _type(key) is _str else f"<a key of another type #{i}>": value
+                for i, (key, value) in _enumerate(_list(items))}
+
+    def class_dict(cls):
+        return plain(raw_class_dict(cls))
+
+    def instance_dict(obj, name):
+        found = raw_attribute(obj, name)
+        return plain(found) if name == "__dict__" else found
+
+    def class_name(cls):
+        name = raw_name(cls)
+        return name if _type(name) is _str else "<class with a name of another type>"
+
+    def class_qualname(cls):
+        name = raw_qualname(cls)
+        return name if _type(name) is _str else "<class with a name of another type>"
+
+    J.update(class_dict=class_dict, instance_dict=instance_dict, class_name=class_name, class_qualname=class_qualname,
+             raw_class_dict=raw_class_dict, plain=plain)
 
     def violate(message):
         message = message if _len(message) <= 300 else message[:297] + "..."  # the grade names it; no channel out

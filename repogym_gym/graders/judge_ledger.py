@@ -154,6 +154,26 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
             if old is None or rank[outcome] > rank[old]:
                 ledger[node_id] = outcome
 
+    def path_types():
+        """Ids of the path classes an open may be given while tests are judged: pathlib's and pytest's
+        ``LocalPath``, exactly, as their trusted modules hold them before any task code runs."""
+        found = {}
+        for module_name, names in (("pathlib", ("PurePath", "PurePosixPath", "PosixPath", "Path")),
+                                   ("_pytest._py.path", ("LocalPath",))):
+            module = J["modules"].get(module_name)
+            if _type(module) is not J["ModuleType"]:
+                continue
+            namespace = _instance_dict(module, "__dict__")
+            filename = namespace.get("__file__")
+            if _type(filename) is not J["str"] or kind_of_file(filename) != "trusted":
+                continue
+            for name in names:
+                cls = namespace.get(name)
+                if _type(cls) is _type:
+                    found[_id(cls)] = cls
+        keep.append(found)
+        return J["frozenset"](found)
+
     def on_init(args, caller):
         if state["codes"] is not None or state["armed"] or caller is None or \
                 kind_of_file(caller.f_code.co_filename) != "trusted":
@@ -169,6 +189,7 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         state["plugins"] = {}  # id -> every plugin announced as it was registered (by pytest, the runner, the grader)
         state["made"] = {}  # id(HookImpl) -> (impl, hook name) for every implementation pluggy's register made
         state["judged_ident"] = _get_ident()  # the thread pytest runs in: every later runner event comes from it
+        state["path_types"] = path_types()
         compile_grader_files()
         return None
 

@@ -34,9 +34,11 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
                               "judge_values"))
     watched_modules = set()
 
+    _dict, _dict_values, _dict_items = J["dict"], J["dict"].values, J["dict"].items
+
     def real_dict(mapping):
-        """A class's own dict behind its mappingproxy (so the flat check can use ``dict.get``)."""
-        if _type(mapping) is J["dict"]:
+        """A class's own dict behind its mappingproxy (so the flat check can use ``dict``'s own methods)."""
+        if _type(mapping) is _dict:
             return mapping
         token, ident = J["token"], J["get_ident"]()
         token[ident] = "gc.get_referents"
@@ -44,7 +46,14 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
             found = _referents(mapping)
         finally:
             token.pop(ident, None)
-        return found[0] if _len(found) == 1 and _type(found[0]) is J["dict"] else None
+        return found[0] if _len(found) == 1 and _type(found[0]) is _dict else None
+
+    def str_items(mapping):
+        """``(entries whose key is exactly a str, as a dict; the other keys)`` of a namespace, read
+        without a lookup: a lookup in a dict holding a planted key of another type with the same hash
+        runs that key's ``__eq__``."""
+        items = _list(_dict_items(mapping)) if _type(mapping) is _dict else _list(mapping.items())
+        return {k: v for k, v in items if _type(k) is _str}, [k for k, _ in items if _type(k) is not _str]
 
     def add_row(key, snap):
         group = groups.setdefault(key, {"rows": [], "fast": None})
@@ -52,20 +61,21 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         group["fast"] = None
 
     def flat(group):
-        """(dicts, keys, values) of every code-like entry of the group's rows, and (dicts, sizes)."""
-        dicts, keys, values, owners, sizes = [], [], [], [], []
+        """(dicts, sizes, every key in order, positions of the code-like values, those values) of the
+        group's rows, as the rows' snapshots took them."""
+        owners, sizes, keys, positions, values = [], [], [], [], []
         for snap in group["rows"]:
             mapping = real_dict(snap[2])
             if mapping is None:
                 continue
             owners.append(mapping)
             sizes.append(snap[5])
-            for key, was_code in _zip(snap[3], snap[6]):
+            for key, was_code, value in _zip(snap[3], snap[6], snap[7]):
                 if was_code:
-                    dicts.append(mapping)
-                    keys.append(key)
-                    values.append(mapping.get(key))
-        return _tuple(dicts), _tuple(keys), _tuple(values), _tuple(owners), _tuple(sizes)
+                    positions.append(_len(keys))
+                    values.append(value)
+                keys.append(key)
+        return _tuple(owners), _tuple(sizes), _tuple(keys), _tuple(positions), _tuple(values)
 
     def check_group(key):
         """Compare one group before a pass: flat first, entry by entry only when it differs."""
@@ -74,12 +84,15 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
             return
         if group["fast"] is None:
             group["fast"] = flat(group)
-        dicts, keys, values, owners, sizes = group["fast"]
-        # every key still a str (a str subclass or any other key runs its own __eq__/__hash__ in lookups),
-        # every code-like value the same object, every namespace the same size
-        if _all(_map(_is, _map(_dict_get, dicts, keys), values)) and _tuple(_map(_len, owners)) == sizes \
-                and _all(_map(_is, _map(_type, _chain(owners)), _repeat(_str))):
-            return
+        owners, sizes, keys, positions, values = group["fast"]
+        # every namespace the same size with the very same keys in the same order (no lookup: a planted key
+        # of another type runs its own __eq__ in one), every code-like value the same object as it was
+        if _tuple(_map(_len, owners)) == sizes:
+            now = _tuple(_chain(owners))
+            if _all(_map(_is, now, keys)):
+                found = _tuple(_chain(_map(_dict_values, owners)))
+                if _all(_map(_is, _map(found.__getitem__, positions), values)):
+                    return
         before = _len(violations)
         compare(group["rows"], identity=True)
         if _len(violations) == before:  # data came and went (unittest's class cleanups...): take it as it is now
@@ -88,11 +101,15 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
 
     def rebase(snap):
         """``snap`` as its namespace is now, each key keeping what it was (code stays code-checked)."""
-        label, owner, mapping, keys, ids, size, code_like = snap
-        was = J["dict"](_zip(keys, code_like))
+        label, owner, mapping, keys, ids, size, code_like, values = snap
+        was = {k: flag for k, flag in _zip(keys, code_like) if _type(k) is _str}
         now = row(label, owner, mapping)
-        now[6] = _tuple(was.get(k, flag) for k, flag in _zip(now[3], now[6]))
+        now[6] = _tuple(was.get(k, flag) if _type(k) is _str else True for k, flag in _zip(now[3], now[6]))
+        now[7] = _tuple(v if flag else None for v, flag in _zip(_values_of(mapping), now[6]))
         return now
+
+    def _values_of(mapping):
+        return _list(_dict_values(mapping)) if _type(mapping) is _dict else _list(mapping.values())
 
     def check_verdict_path(namespace, classes):
         """Before a pass: the trusted verdict path, the test's module and the test classes of its MRO."""
@@ -105,14 +122,19 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
 
     def row(label, owner, mapping, flags=True):
         """[label, owner, mapping, keys, ids, size, which values are compared by identity (code-like
-        ones, if ``flags``, and a grader module's names that only its module-level statements bind)]."""
-        keys = _tuple(mapping)
-        values = _tuple(_map(mapping.get, keys))
+        ones, if ``flags``, and a grader module's names that only its module-level statements bind;
+        a key not exactly a str always), those values (held, so an id is never reused)], read from
+        the namespace's items, never by lookup."""
+        items = _list(_dict_items(mapping)) if _type(mapping) is _dict else _list(mapping.items())
+        keys = _tuple(k for k, _ in items)
+        values = _tuple(v for _, v in items)
         code_like = _tuple(_map(is_code_like, values)) if flags else (False,) * _len(keys)
+        code_like = _tuple(c or _type(k) is not _str for k, c in _zip(keys, code_like))
         if flags and _id(mapping) in fixed:
             rebindable = fixed[_id(mapping)]
             code_like = _tuple(c or (k not in rebindable and k != "__warningregistry__") for k, c in _zip(keys, code_like))
-        return [label, owner, mapping, keys, _tuple(_map(_id, values)), _len(keys), code_like]
+        held = _tuple(v if c else None for v, c in _zip(values, code_like))
+        return [label, owner, mapping, keys, _tuple(_map(_id, values)), _len(keys), code_like, held]
 
     def module_namespace_of(module):
         if _type(module) is not _ModuleType:
@@ -139,7 +161,7 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
             for value in _list(namespace.values()):
                 if _type(value) is _type and _class_dict(value).get("__module__") == name:
                     protected_classes[_id(value)] = value
-                    snap = row(f"class {name}.{_class_qualname(value)}", value, _class_dict(value), on_path)
+                    snap = row(f"class {name}.{_class_qualname(value)}", value, J["raw_class_dict"](value), on_path)
                     everything.append(snap)
                     if on_path:
                         watched.append(snap)
@@ -188,21 +210,23 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         """Report what changed in ``rows``: code replaced by anything (``identity``), or code of the
         submission anywhere (data the snapshot held, a hook slot that was None, may become trusted code)."""
         for snap in rows:
-            label, owner, mapping, keys, ids, size, code_like = snap
-            if _tuple(_map(_id, _map(mapping.get, keys))) != ids:
-                for key, before, was_code in _zip(keys, ids, code_like):
-                    value = mapping.get(key)
-                    if _id(value) != before and ((identity and was_code) or from_submission(value)):
-                        violate(f"{label}: {key_text(key)} was replaced (now a {name_of(value)})")
-            if _len(mapping) != size:
-                for key in _list(mapping):
-                    if _type(key) is not _str:
-                        violate(f"{label}: a key of type {name_of(key)} was added")
-                    elif key not in keys:
-                        value = mapping.get(key)
-                        shadows = (_type(owner) is _ModuleType or _id(mapping) in module_dicts) and key in builtin_names
-                        if (identity and (_type(owner) is _type or shadows) and is_code_like(value)) or from_submission(value):
-                            violate(f"{label}: {key_text(key)} was added (a {name_of(value)})")
+            label, owner, mapping, keys, ids, size, code_like, _held = snap
+            current, foreign = str_items(mapping)
+            for key in foreign:
+                if not _any(_map(_is, keys, _repeat(key))):
+                    violate(f"{label}: a key of type {name_of(key)} was added")
+            for key, before, was_code in _zip(keys, ids, code_like):
+                if _type(key) is not _str:  # one the snapshot met: compared by identity with its value
+                    continue
+                now = current.get(key)
+                if _id(now) != before and ((identity and was_code) or from_submission(now)):
+                    violate(f"{label}: {key_text(key)} was replaced (now a {name_of(now)})")
+            known = J["set"](k for k in keys if _type(k) is _str)
+            for key, value in _list(current.items()):
+                if key not in known:  # a key deleted and another added keeps the size: every new key is looked at
+                    shadows = (_type(owner) is _ModuleType or _id(mapping) in module_dicts) and key in builtin_names
+                    if (identity and (_type(owner) is _type or shadows) and is_code_like(value)) or from_submission(value):
+                        violate(f"{label}: {key_text(key)} was added (a {name_of(value)})")
 
     def accept_change(owner):
         """Take ``owner``'s namespace as it is now (a monkeypatch made by grader code)."""
@@ -263,7 +287,7 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
                 if functions and _any(_id(f.__code__) in verified for f in functions):
                     check_case_methods(value)
                     protected_classes[_id(value)] = value
-                    snap = row(f"test class {_class_qualname(value)}", value, _class_dict(value))
+                    snap = row(f"test class {_class_qualname(value)}", value, J["raw_class_dict"](value))
                     watched.append(snap)
                     add_row(_id(value), snap)
 
@@ -430,4 +454,4 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
 
     J.update(take_snapshot=take_snapshot, check_verdict_path=check_verdict_path, compare=compare, accept_change=accept_change, check_everything=check_everything,
              watch_module=watch_module, hook_impls=hook_impls, from_submission=from_submission, check_group=check_group,
-             plain_function=plain_function, submission_class=submission_class)
+             plain_function=plain_function, submission_class=submission_class, snapshot_row=row, add_row=add_row)

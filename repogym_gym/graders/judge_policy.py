@@ -59,7 +59,9 @@ counts only from grader code at a line that names the call (``judge_code.line_na
 And a sixth: **nothing of the submission runs inside the policy.** It compares only values of exact
 builtin types (round 26's str subclass, planted as a loader's key, ran its ``__eq__`` inside it and
 reached its state); an event raised while it runs by anything but its own code (or the libraries it
-calls on its own data, ``own_calls``) is a violation; an exception it catches leaves bare.
+calls on its own data, ``own_calls``) is a violation; an exception it catches leaves bare; it reads a
+namespace through its items and exactly-str keys, never by a lookup a planted key could answer
+(round 27, ``judge_code._core``); a path object is trusted only of pathlib's or pytest's exact classes.
 
 Known limits: the README's "The judge" (above all, every property holds only while the process's
 memory does: CPython is not memory-safe against the code it runs).
@@ -421,15 +423,12 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
         return _PermissionError, f"a test file is read only to import it ({where(caller)})", False  # quietly: linecache
 
     def trusted_path(path):
-        """A str or bytes, or a path object whose ``__fspath__`` is trusted code (pathlib's, pytest's
-        ``py.path``): asking it for its text runs nothing of the submission."""
-        if _type(path) is _str or _type(path) is _bytes:
-            return True
-        for klass in J["class_mro"](_type(path)):
-            method = J["class_dict"](klass).get("__fspath__")
-            if method is not None:
-                return _type(method) is _FunctionType and kind_of_file(method.__code__.co_filename) == "trusted"
-        return False
+        """A str or bytes, or a path object of exactly one of pathlib's classes or pytest's ``LocalPath``
+        (noted at the runner's init, before any task code ran): asking it for its text runs nothing of
+        the submission. A subclass of one, whose ``__fspath__`` is still pathlib's, is not: pathlib's
+        ``__fspath__`` calls ``str(self)``, the subclass's own ``__str__``."""
+        t = _type(path)
+        return t is _str or t is _bytes or _id(t) in state.get("path_types", ())
 
     def on_symlink(target):
         if _type(target) is _bytes:
@@ -549,17 +548,19 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
             violate(verdict[1])
         return verdict
 
-    def hook(event, args, _guarded=guarded, _frame_attrs=frame_attrs, _getattr_event="object.__getattr__"):
+    def hook(event, args, _guarded=guarded, _frame_attrs=frame_attrs, _getattr_event="object.__getattr__", _t=_type,
+             _s=_str):
         # The one frame of the policy an exception carries out (its traceback's first entry), so
         # the frame must hold nothing that reaches the policy's state when it is left: no free
         # variables (defaults instead), and every local but the exception and the event's name
         # deleted before the raise.
-        if event == _getattr_event and args[1] not in _frame_attrs:
+        if event == _getattr_event and _t(args[1]) is _s and args[1] not in _frame_attrs:  # (a str subclass's
+            # hash would run in the set lookup: getattr takes one, and sys.audit forwards what it is given)
             return  # __code__ reads and the like: frequent and harmless
         denied = _guarded(event, args)
         if denied is not None:
             error = denied[0](denied[1])
-            del denied, args, _guarded, _frame_attrs, _getattr_event
+            del denied, args, _guarded, _frame_attrs, _getattr_event, _t, _s
             raise error
 
     return hook

@@ -96,7 +96,7 @@ def build(J):  # noqa: C901, N803 - J is the policy's closure state
         """A code object is about to run: if it is what ``ast.parse`` just compiled unrecorded, record its text."""
         ident = _get_ident()
         pending = parsed.get(ident)
-        if pending is not None and code.co_filename == pending[0]:
+        if pending is not None and _type(code.co_filename) is _str and code.co_filename == pending[0]:
             del parsed[ident]
             record(pending[1], pending[0], compiled)
 

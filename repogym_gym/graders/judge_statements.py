@@ -42,6 +42,7 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
     _type, _id, _len, _str, _tuple, _list, _dict, _set, _frozenset = (
         J["type"], J["id"], J["len"], J["str"], J["tuple"], J["list"], J["dict"], J["set"], J["frozenset"])
     _map, _zip, _min, _range, _getattr = J["map"], J["zip"], J["min"], J["range"], J["getattr"]
+    _all, _is, _dict_values = J["all"], J["is_"], J["dict"].values
     _FrameType, _settrace, _get_ident, token = J["FrameType"], J["settrace"], J["get_ident"], J["token"]
     _class_dict, _class_mro, _class_qualname = J["class_dict"], J["class_mro"], J["class_qualname"]
     violate, key_text, name_of = J["violate"], J["key_text"], J["name_of"]
@@ -210,7 +211,8 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         kind = None
         if t in containers:
             kind = "data"
-        elif _id(J["type"]) in _map(_id, _class_mro(t)) and _class_dict(value).get("__module__") == ledger["module_name"]:
+        elif _id(J["type"]) in _map(_id, _class_mro(t)) and _type(_class_dict(value).get("__module__")) is _str \
+                and _class_dict(value).get("__module__") == ledger["module_name"]:
             kind = "class"
         if kind is None:
             ledger["tracked"].pop(key, None)
@@ -227,8 +229,10 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         table = J["lines"].get(label)
         if table is None:
             return
+        module_name = namespace.get("__name__") if _all(_type(k) is _str for k in namespace) else None
+        module_name = module_name if _type(module_name) is _str else "<not a str>"
         running[_id(code)] = {"label": label, "namespace": namespace, "table": table, "frame": None, "prev": None,
-                              "keys": (), "ids": (), "tracked": {}, "module_name": namespace.get("__name__"),
+                              "keys": (), "ids": (), "tracked": {}, "module_name": module_name,
                               "code": code}
         active[0] += 1
         if active[0] == 1:
@@ -274,8 +278,8 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         return None
 
     def remember(ledger, namespace):
-        keys = _tuple(namespace)
-        ledger["keys"], ledger["ids"] = keys, _tuple(_map(_id, _map(namespace.get, keys)))
+        keys = _tuple(namespace)  # read in order, never by lookup (a planted key of another type runs its __eq__ in one)
+        ledger["keys"], ledger["ids"] = keys, _tuple(_map(_id, _dict_values(namespace)))
 
     def boundary(ledger, line):
         """The previous line's statements ran: only what they bind may have changed."""
@@ -292,14 +296,14 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         namespace, label = ledger["namespace"], ledger["label"]
         keys, ids = ledger["keys"], ledger["ids"]
         declared = ledger["table"]["global"]
-        if _len(namespace) == _len(keys) and _tuple(_map(_id, _map(namespace.get, keys))) == ids:
+        if _len(namespace) == _len(keys) and _all(_map(_is, _tuple(namespace), keys)) \
+                and _tuple(_map(_id, _dict_values(namespace))) == ids:
             return
-        old = _dict(_zip(keys, ids))
-        for key in _list(namespace):
+        old = {k: i for k, i in _zip(keys, ids) if _type(k) is _str}
+        for key, value in _list(namespace.items()):
             if _type(key) is not _str:
                 violate(f"grader module {label}: a key of type {name_of(key)} was added {when}")
                 continue
-            value = namespace[key]
             if old.get(key) == _id(value):
                 continue
             if bound is None or key in bound or key in free_keys or (calls and key in declared):

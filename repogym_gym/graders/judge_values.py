@@ -63,7 +63,22 @@ def make_comparisons(roots, graders=(), wildcards=True):
     _qualname, _id, _type_type, _object = type.__dict__["__qualname__"].__get__, id, type, object
     _mappingproxy = type(type.__dict__)
     _mro = type.__dict__["__mro__"].__get__
-    _class_dict = type.__dict__["__dict__"].__get__
+    _raw_class_dict, _enumerate = type.__dict__["__dict__"].__get__, enumerate
+
+    def _plain(mapping):
+        """A namespace with keys exactly of str (itself when they all are, else a copy with a
+        placeholder str for each other key): a lookup in a dict holding a planted key of another type
+        runs that key's ``__eq__``."""
+        if _type(mapping) is not _dict and _type(mapping) is not _mappingproxy:
+            return {}
+        for key in mapping:
+            if _type(key) is not _str:
+                return {k if _type(k) is _str else f"<a key of another type #{i}>": v  # still one more key
+                        for i, (k, v) in _enumerate(_list(mapping.items()))}
+        return mapping
+
+    def _class_dict(cls):
+        return _plain(_raw_class_dict(cls))
     _modules, _builtin_names = sys.modules, frozenset(sys.builtin_module_names)
     _Exception, _NotImplemented = Exception, NotImplemented
     _module_dict = type(sys).__dict__["__dict__"].__get__
@@ -103,7 +118,7 @@ def make_comparisons(roots, graders=(), wildcards=True):
             found = _getattribute(value, "__dict__")
         except _Exception:  # noqa: BLE001 - no instance dict: nothing held
             return {}
-        return found if _type(found) is _dict else {}
+        return _plain(found) if _type(found) is _dict else {}
     genuine = {}  # id(class) -> (class, whether it is a class of the interpreter's installation)
     snapshots = {}  # id(class) -> (class, MRO, its dict's values, its module's namespace, code_of(that)) when judged
     # the comparisons a test decides on builtin values, and what a subclass can answer for its
@@ -157,10 +172,14 @@ def make_comparisons(roots, graders=(), wildcards=True):
         own = _class_dict(cls)
         name, qualname = own.get("__module__"), _qualname(cls)
         module = _modules.get(name) if _type(name) is _str else None
-        if module is None or _type(module) is not _ModuleType:
-            return False
+        if module is None or _type(module) is not _ModuleType or _type(qualname) is not _str:
+            return False  # a name of a str subclass would run its own split, ==, hash below
         namespace = _module_dict(module)
+        if _plain(namespace) is not namespace:
+            return False  # a key of another type planted in the module's namespace
         filename = namespace.get("__file__")
+        if filename is not None and _type(filename) is not _str:
+            return False
         if installed.get(_id(module)) is not module and not (
                 _type(filename) is _str and (filename in graders or _any(filename.startswith(r) for r in roots))):
             return False
@@ -181,6 +200,8 @@ def make_comparisons(roots, graders=(), wildcards=True):
                 method, t = method.__func__, _type(method.__func__)
             if t is _FunctionType:
                 where = method.__code__.co_filename
+                if _type(where) is not _str or _type(method.__qualname__) is not _str:
+                    return False
                 frozen = installed.get(_id(module)) is module and _type(where) is _str and where.startswith("<frozen ")
                 if (where != filename and not frozen) or method.__qualname__ != f"{qualname}.{key}":
                     return False
