@@ -24,7 +24,7 @@ from repogym_gym.errors import (
 )
 from repogym_gym.task import Task
 from repogym_gym.workspace import Snapshot, Workspace
-from tests.helpers import FIXED_SOURCE, GOLDEN_PATCH, STARTER, MakeTask
+from tests.helpers import CALC_SOURCE, FIXED_SOURCE, GOLDEN_PATCH, STARTER, MakeTask, make_patch
 
 STARTER_IDS = sorted(p.name for p in STARTER.iterdir() if (p / "task.yaml").is_file())
 SUBMIT = {"kind": "submit"}
@@ -243,3 +243,32 @@ def test_an_agent_setup_that_fails_on_its_own_is_the_agent_s_error_and_graded(ti
         env.close()
     assert outcome.agent_error == "PatchError: the golden patch does not apply"
     assert (outcome.total_reward, outcome.info["score"]) == (0.0, 0.0)
+
+
+def test_a_golden_patch_that_is_not_utf8_is_carried_byte_exact_and_scores_one(make_task: MakeTask) -> None:
+    """Issue 13: a golden patch writing a Latin-1 byte graded 1.0 by ``grade_patch`` and validated as sound,
+    but the golden agent refused it ("changes binary file": a write action carries text only). The plan
+    writes such a file with the shell's printf, byte-exact, in chunks within the command limit."""
+    latin1 = FIXED_SOURCE.replace("return a + b", "return a + b  # caf\udce9", 1)
+    task = make_task(patch=None)
+    line = bytes(range(0x20, 0x7F)) + bytes(range(0x80, 0x100)) + b"\n"  # every printable and high byte
+    blob = (line * 40).decode("utf-8", "surrogateescape")  # 8,960 bytes: three printf chunks
+    added = "".join(f"+{row}\n" for row in blob.splitlines())
+    patch = make_patch("calc/__init__.py", CALC_SOURCE, latin1) + (
+        "diff --git a/calc/blob.txt b/calc/blob.txt\nnew file mode 100644\n--- /dev/null\n+++ b/calc/blob.txt\n"
+        f"@@ -0,0 +1,40 @@\n{added}")
+    task.solution_path.write_bytes(patch.encode("utf-8", "surrogateescape"))
+    actions = golden_actions(task)
+    printfs = [a for a in actions if a["kind"] == "run"]
+    assert len(printfs) == 4 and all(a["command"].split(" && ")[-1].startswith("printf '") for a in printfs), printfs
+    assert max(len(a["command"]) for a in printfs) < 20_000
+    assert replayed_snapshot(task, actions) == golden_snapshot(task)
+    env = Episode(task)
+    try:
+        env.reset()
+        results = [env.step(action) for action in actions]
+        assert all(r.observation.error is None for r in results), [r.observation.error for r in results]
+        assert results[-1].terminated and results[-1].reward == 1.0
+        assert results[-1].info["grade"]["files_changed"] == ["calc/__init__.py", "calc/blob.txt"]
+    finally:
+        env.close()

@@ -174,6 +174,26 @@ del RAN[:]
 print("class dict", sorted(J["class_dict"](Made)), J["class_dict"](Made).get("__module__"))
 print("name", J["name_of"](Made()), J["class_qualname"](Made))
 print("ran", RAN)
+
+
+class Loud(dict):
+    def get(self, *args):
+        RAN.append(("get", args))
+        return None
+
+    def items(self):
+        RAN.append(("items", ()))
+        return []
+
+    def __iter__(self):
+        RAN.append(("__iter__", ()))
+        return iter(())
+
+
+holder = Owner()
+holder.__dict__ = Loud(x=1)
+print("instance dict", J["instance_dict"](holder, "__dict__").get("x"), type(J["instance_dict"](holder, "__dict__")).__name__)
+print("ran", RAN)
 '''
 
 
@@ -181,7 +201,8 @@ def test_the_policy_reads_namespaces_by_items_and_names_of_other_types_as_placeh
     """White-box, the policy installed in a fresh interpreter: a namespace whose size is kept while a key
     is replaced by another is a violation naming the new key; a planted key of another type hiding behind
     a name never runs inside the policy (not in the before-pass check, not in the comparison) and is named;
-    a class dict with one is read with a placeholder str for it; a class name of a str subclass is never formatted."""
+    a class dict with one is read with a placeholder str for it; a class name of a str subclass is never formatted;
+    an object's ``__dict__`` of a dict subclass is read with ``dict``'s own methods."""
     done = subprocess.run([sys.executable, "-c", INSIDE_THE_POLICY], capture_output=True, text=True, timeout=120,
                           cwd=Path(__file__).resolve().parents[2])
     assert done.returncode == 0, done.stderr[-3000:]
@@ -194,3 +215,4 @@ def test_the_policy_reads_namespaces_by_items_and_names_of_other_types_as_placeh
     assert class_line == ("class dict ['<a key of another type #0>', '__dict__', '__doc__', '__module__', '__weakref__'] "
                           "elsewhere"), done.stdout
     assert lines["name"] == "<class with a name of another type> Made", done.stdout
+    assert lines["instance"] == "dict 1 dict", done.stdout  # a dict subclass as __dict__: read with dict's own methods
