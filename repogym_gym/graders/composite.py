@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from repogym_gym.errors import GraderError
+from repogym_gym.errors import BrokenTaskError, GraderError
 from repogym_gym.graders.base import Grader, GradingContext
 from repogym_gym.results import GradeComponent
 from repogym_gym.safetext import short_text
@@ -79,6 +79,10 @@ class CompositeGrader:
             return grader.grade(ctx)
         except GraderError as exc:
             return zero(str(exc))
+        except BrokenTaskError as exc:  # the task's own fault, not the grader's: infrastructure, said as it is
+            message = f"the task is broken (grader {grader.name!r}): {short_text(str(exc), 300)}"
+            infra_errors.append(message)
+            return zero(message)
         except Exception as exc:  # noqa: BLE001 - a crashing grader is infrastructure, recorded
             # the exception's text may quote what the submission wrote: cut short, printable only
             message = f"grader {grader.name!r} crashed: {type(exc).__name__}: {short_text(str(exc), 300)}"

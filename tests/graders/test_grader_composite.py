@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from repogym_gym.errors import GraderError, RepoGymError
+from repogym_gym.errors import BrokenTaskError, GraderError, RepoGymError
 from repogym_gym.graders import CompositeGrader, ConstraintGrader, GradingContext, TestGrader, combine, component
 from repogym_gym.grading import grade_patch
 from repogym_gym.results import GradeComponent, GradeResult, Role
@@ -178,6 +178,17 @@ def test_a_crashing_grader_is_an_infrastructure_error_and_scores_zero(tiny_task:
     assert result.component("no_todo").score == 1.0  # later graders still ran
     assert (result.score, result.passed) == (0.0, False)
     assert result.summary().endswith("[infra error: grader 'boom' crashed: RuntimeError: kaboom]")
+
+
+def test_a_broken_task_is_an_infrastructure_error_said_as_such_not_a_crash(tiny_task: Task) -> None:
+    """Issue 13: ``validate`` reported a golden patch whose sealed run fails as "grader 'tests' crashed:
+    BrokenTaskError: ..."; the task is broken, and the message says so."""
+    broken = RaisingGrader("sealed", BrokenTaskError("the golden patch of 'tiny-calc' does not apply"))
+    result = grade_patch(tiny_task, GOLDEN_PATCH, grader=CompositeGrader([ConstraintGrader(), broken]))
+    expected = "the task is broken (grader 'sealed'): the golden patch of 'tiny-calc' does not apply"
+    assert result.infra_error == expected
+    assert result.component("sealed").messages == [expected]
+    assert (result.score, result.passed) == (0.0, False)
 
 
 def test_a_composite_with_only_gates_scores_zero(tiny_task: Task) -> None:
