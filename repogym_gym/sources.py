@@ -396,9 +396,24 @@ def _copy_local(src: Path, dest: Path) -> None:
         raise SourceError(f"local source directory {src} does not exist")
     try:
         shutil.copytree(src, dest, symlinks=True, ignore=shutil.ignore_patterns(*VCS_DIRS))
+    except shutil.Error as exc:  # every file that failed: (source, destination, why)
+        shutil.rmtree(dest, ignore_errors=True)
+        rows = [r for r in (exc.args[0] if exc.args and isinstance(exc.args[0], list) else []) if len(r) == 3]
+        shown = "; ".join(_failed_copy(str(r[0]), str(r[2]), src) for r in rows[:3])
+        more = f" (and {len(rows) - 3} more)" if len(rows) > 3 else ""
+        raise SourceError(f"cannot copy the local source {src}: {shown or exc}{more}; a task's repository holds "
+                          "regular files, directories and symlinks only") from None
     except OSError as exc:
         shutil.rmtree(dest, ignore_errors=True)
         raise SourceError(f"cannot copy the local source {src}: {exc}") from None
+
+
+def _failed_copy(path: str, why: str, root: Path) -> str:
+    """One file ``copytree`` could not copy, named relative to ``root``: "calc/pipe is a named pipe"."""
+    prefix = str(root).rstrip("/") + "/"
+    shown = path[len(prefix):] if path.startswith(prefix) else path
+    why = why.replace(f"`{path}` ", "")
+    return f"{shown} {why}" if why.startswith("is ") else f"{shown}: {why}"
 
 
 def _sha256_of(path: Path) -> str:

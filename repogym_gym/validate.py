@@ -138,7 +138,8 @@ def _own_sandbox_check(task: Task, golden_patch: str, store: BaselineStore | Non
     limits = {k: v for k, v in task.spec.limits.model_dump().items() if k in _SANDBOX_LIMITS and v is not None}
     under = f"the task's limits {limits}" if limits else "the sandbox's default limits"
     detail = "" if ok else " | " + " | ".join(m for c in result.components if not c.passed for m in c.messages[:3])
-    hint = "" if ok else "; the limits: section of task.yaml must leave room for the test run in that sandbox"
+    ran = not any(c.name == "setup" and not c.passed for c in result.components)  # a setup failure is not the limits'
+    hint = "" if ok or not ran else "; the limits: section of task.yaml must leave room for the test run in that sandbox"
     return ValidationCheck(name="own_sandbox", ok=ok,
                            message=f"golden {result.summary()} in the {own.name} sandbox under {under}{detail}{hint}")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -100,6 +101,21 @@ def test_limits_too_small_for_the_task_s_own_sandbox_fail_validation(make_task: 
     assert check(report, "golden").ok and check(report, "noop").ok  # locally nothing looks wrong
     assert "in the bwrap sandbox under the task's limits {'memory_mb': 16}" in own.message
     assert "must leave room for the test run" in own.message
+
+
+def test_a_named_pipe_in_the_repository_is_named_and_not_blamed_on_the_limits(make_task: MakeTask) -> None:
+    """Issue 13: a repository file no copy can take (a named pipe) failed every check with shutil's raw
+    error list, and the own-sandbox check told the author to raise ``limits:``. The file is named
+    relative to the repository with what a repository may hold, and no check mentions the limits."""
+    require_bwrap()
+    task = make_task()
+    os.mkfifo(task.root / "repo" / "calc" / "pipe")
+    report = validate_task(task, repeats=1)
+    assert report.ok is False
+    own = check(report, "own_sandbox")
+    assert "calc/pipe is a named pipe; a task's repository holds regular files, directories and symlinks only" \
+        in own.message, own.message
+    assert all("limits:" not in c.message for c in report.checks), report.checks
 
 
 def test_validating_in_a_confining_sandbox_grades_the_golden_patch_there_once(make_task: MakeTask) -> None:
