@@ -8,6 +8,8 @@ wrote, so a file is refused, with one message naming the file, the line and the 
   alias bomb took 265 s), and no task needs one, so none is expanded, not even for a message;
 - it nests deeper than :data:`MAX_YAML_DEPTH` mappings and sequences (5,000 levels overflowed
   the stack);
+- it holds more than :data:`MAX_YAML_NODES` values (a 4 MiB flow list of 2 million items took
+  43 s to read; the count stops reading at the limit);
 - a mapping holds the same key twice (YAML says the last wins, so a typo silently replaced a
   field).
 
@@ -31,12 +33,15 @@ from yaml.nodes import MappingNode, Node
 
 from repogym_gym.errors import RepoGymError, TaskSpecError
 
-__all__ = ["MAX_YAML_BYTES", "MAX_YAML_DEPTH", "load_yaml", "load_yaml_file", "read_yaml_bytes"]
+__all__ = ["MAX_YAML_BYTES", "MAX_YAML_DEPTH", "MAX_YAML_NODES", "load_yaml", "load_yaml_file", "read_yaml_bytes"]
 
 #: Largest YAML file read, bytes (the largest mined task.yaml, with a whole suite's pass_to_pass, is ~60 kB).
 MAX_YAML_BYTES = 4 * 1024 * 1024
 #: Deepest nesting of mappings and sequences read.
 MAX_YAML_DEPTH = 64
+#: Most values (scalars, mappings, sequences) one YAML file may hold (a mined task.yaml listing a whole
+#: suite's test ids holds a few thousand).
+MAX_YAML_NODES = 250_000
 
 
 class _Refused(yaml.YAMLError):
@@ -135,7 +140,24 @@ def _read_fast(text: str) -> tuple[bool, Any]:
 
 #: Past this many characters a file libyaml refused is not read again by the pure-Python reader for its
 #: exact message (a refused task.yaml of nearly 4 MiB took it 32 to 56 s): libyaml's reason is given.
+#: Past it too, the values are counted before any is built (fewer characters cannot hold
+#: :data:`MAX_YAML_NODES` values).
 SLOW_READER_CHARS = 256 * 1024
+
+
+def _past_node_limit(text: str) -> Any:
+    """Where the value past :data:`MAX_YAML_NODES` starts, from the parser's events alone (libyaml's
+    when installed; it stops there), or None: fewer values, or text the readers refuse themselves."""
+    count = 0
+    try:
+        for event in yaml.parse(text, Loader=_CLoader or yaml.SafeLoader):
+            if isinstance(event, (yaml.ScalarEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent, yaml.AliasEvent)):
+                count += 1
+                if count > MAX_YAML_NODES:
+                    return event.start_mark
+    except (yaml.YAMLError, RecursionError, MemoryError):
+        return None
+    return None
 
 
 def load_yaml(data: str | bytes, source: str, *, error: type[RepoGymError] = TaskSpecError) -> Any:
@@ -151,7 +173,8 @@ def load_yaml(data: str | bytes, source: str, *, error: type[RepoGymError] = Tas
 
     Raises:
         error: naming ``source``, the line and column where known, and the problem: too large,
-            not UTF-8, invalid YAML, an alias, nesting past :data:`MAX_YAML_DEPTH`, a duplicate key.
+            not UTF-8, invalid YAML, an alias, nesting past :data:`MAX_YAML_DEPTH`, more than
+            :data:`MAX_YAML_NODES` values, a duplicate key.
     """
     size = len(data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data)
     if size > MAX_YAML_BYTES:
@@ -162,6 +185,9 @@ def load_yaml(data: str | bytes, source: str, *, error: type[RepoGymError] = Tas
         except UnicodeDecodeError as exc:
             raise error(f"{source}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); save it as "
                         "UTF-8") from None
+    past = _past_node_limit(data) if len(data) > SLOW_READER_CHARS else None
+    if past is not None:
+        raise error(f"{source}: {_at(past)}more than {MAX_YAML_NODES:,} values; a YAML file here holds fewer")
     fast, value = _read_fast(data)
     if fast:
         return value

@@ -111,3 +111,20 @@ def test_a_large_refused_file_is_named_from_libyaml_without_the_slow_reader(tail
     with pytest.raises(TaskSpecError, match=rf"^task.yaml: {message}"):
         load_yaml(text, "task.yaml")
     assert time.perf_counter() - started < 10  # the slow reader alone takes over 10 s on this file
+
+
+def test_a_file_with_more_values_than_the_node_limit_is_refused_where_it_passes_it() -> None:
+    """Issue 13's audit: a 4 MiB task.yaml holding a flow list of 2 million items took 43 s to read (every
+    value composed, then built). The values are counted from the parser's events first, and the count
+    stops at the one past MAX_YAML_NODES, named by line and column."""
+    many = "id: x\ntags: [" + ",".join(["a"] * (yamlfile.MAX_YAML_NODES + 10)) + "]\n"
+    with pytest.raises(TaskSpecError, match=r"^task.yaml: line 2, column \d+: more than 250,000 values; a YAML file "
+                                            r"here holds fewer$"):
+        load_yaml(many, "task.yaml")
+    # the value past the limit: the root mapping, "id", "x", "tags" and the list are five, so the 249,996th
+    # tag, after "tags: [" and "a," per tag before it
+    column = 8 + 2 * (yamlfile.MAX_YAML_NODES + 1 - 5 - 1)
+    with pytest.raises(TaskSpecError, match=rf"line 2, column {column}: "):
+        load_yaml(many, "task.yaml")
+    ids = [f"tests/test_module_{i % 97}.py::test_case_{i}" for i in range(40_000)]  # a large real suite's ids
+    assert load_yaml("id: x\npass_to_pass: [" + ", ".join(ids) + "]\n", "task.yaml")["pass_to_pass"] == ids
