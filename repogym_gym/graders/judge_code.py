@@ -275,7 +275,7 @@ def _core(J):  # noqa: N803
     reads as a placeholder."""
     _len, _type, _str, violations = J["len"], J["type"], J["str"], J["violations"]
     _all, _map, _is, _repeat, _list, _dict, _any = J["all"], J["map"], J["is_"], J["repeat"], J["list"], J["dict"], J["any"]
-    _enumerate = J["enumerate"]
+    _enumerate, _tuple, _id = J["enumerate"], J["tuple"], J["id"]
     raw_class_dict, raw_attribute, raw_name, raw_qualname, class_mro = (
         J["class_dict"], J["instance_dict"], J["class_name"], J["class_qualname"], J["class_mro"])
     _mappingproxy, _dict_items = _type(raw_class_dict(_type)), _dict.items
@@ -298,9 +298,63 @@ def _core(J):  # noqa: N803
     def class_dict(cls):
         return plain(raw_class_dict(cls))
 
+    _getset, _member = _type(raw_class_dict(_type)["__dict__"]), _type(raw_class_dict(J["ModuleType"])["__dict__"])
+    served = {}  # id(class) -> (class, its MRO when judged, whether its __dict__ is the interpreter's own)
+
+    def own_dict_slot(t):
+        """Whether reading ``__dict__`` from an instance of ``t`` runs only the interpreter: every class
+        of its MRO has keys that are exactly str (a lookup meets no planted key) and the first
+        ``__dict__`` among them is a C descriptor (a class's own ``__dict__`` property ran inside the
+        policy in round 28). Cached per class and MRO (class dicts gain only str keys later; a
+        ``__dict__`` cannot be rebound on a class)."""
+        mro = class_mro(t)
+        seen = served.get(_id(t))
+        if seen is not None and seen[0] is t and seen[1] is mro:
+            return seen[2]
+        verdict = True
+        for c in mro:
+            namespace = raw_class_dict(c)
+            if not _all(_map(_is, _map(_type, namespace), _repeat(_str))):
+                verdict = False
+                break
+            entry = namespace.get("__dict__")
+            if entry is not None:
+                verdict = _type(entry) is _getset or _type(entry) is _member
+                break
+        served[_id(t)] = (t, mro, verdict)
+        return verdict
+
     def instance_dict(obj, name):
-        found = raw_attribute(obj, name)
-        return plain(found) if name == "__dict__" else found
+        if name != "__dict__":
+            return raw_attribute(obj, name)
+        return plain(raw_attribute(obj, name)) if own_dict_slot(_type(obj)) else {}
+
+    exact_types = _tuple(_map(_type, ("", b"", 0, 0.0, True, None)))
+    copies = ((_str, _str.__str__), (J["bytes"], J["bytes"].__bytes__), (J["int"], J["int"].__index__),
+              (J["float"], J["float"].__float__))  # each returns an exact copy of a subclass's value, by C alone
+    name_slots = {"object.__getattr__": 1, "object.__setattr__": 1, "object.__delattr__": 1}
+
+    def plain_args(event, args):
+        """An audit event's arguments as the policy reads them, or None for a forged event: ``sys.audit``
+        lets any code raise any event with any arguments, so a str, bytes, int or float subclass becomes
+        an exact copy (its ``__eq__``, ``__hash__`` would run inside the policy: round 28), and an event
+        that names an attribute must name it with a str."""
+        if _type(args) is not _tuple:
+            return None
+        out = []
+        for value in args:
+            t = _type(value)
+            if not _any(_map(_is, exact_types, _repeat(t))):
+                mro = class_mro(t)
+                for base, copy in copies:
+                    if _any(_map(_is, mro, _repeat(base))):
+                        value = copy(value)
+                        break
+            out.append(value)
+        slot = name_slots.get(event) if _type(event) is _str else None
+        if slot is not None and (_len(out) <= slot or _type(out[slot]) is not _str):
+            return None
+        return _tuple(out)
 
     def class_name(cls):
         name = raw_name(cls)
@@ -311,7 +365,7 @@ def _core(J):  # noqa: N803
         return name if _type(name) is _str else "<class with a name of another type>"
 
     J.update(class_dict=class_dict, instance_dict=instance_dict, class_name=class_name, class_qualname=class_qualname,
-             raw_class_dict=raw_class_dict, plain=plain)
+             raw_class_dict=raw_class_dict, plain=plain, plain_args=plain_args)
 
     def violate(message):
         message = message if _len(message) <= 300 else message[:297] + "..."  # the grade names it; no channel out

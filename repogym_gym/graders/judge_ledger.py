@@ -67,9 +67,11 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         code = chain[-1].__code__
         if _id(code) not in verified:
             return None if not scored(node_id) else (
-                f"{node_id}: its function ({code.co_filename}:{code.co_qualname}) is not code of a verified test file")
+                f"{node_id}: its function ({J['safe'](code.co_filename, 80)}:{J['safe'](code.co_qualname, 60)}) is not "
+                "code of a verified test file")
+        own = _instance_dict(chain[-1], "__dict__")  # exact-str keys: a planted key's __eq__ never runs here
         for marker in ("place_as", "compat_co_firstlineno", "__wrapped__"):
-            if marker in chain[-1].__dict__:
+            if marker in own:
                 return f"{node_id}: its function carries {marker!r}"
         named = misnamed(node_id, code, classes)
         if named:

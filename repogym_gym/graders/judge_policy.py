@@ -61,7 +61,9 @@ builtin types (round 26's str subclass, planted as a loader's key, ran its ``__e
 reached its state); an event raised while it runs by anything but its own code (or the libraries it
 calls on its own data, ``own_calls``) is a violation; an exception it catches leaves bare; it reads a
 namespace through its items and exactly-str keys, never by a lookup a planted key could answer
-(round 27, ``judge_code._core``); a path object is trusted only of pathlib's or pytest's exact classes.
+(round 27, ``judge_code._core``); a path object is trusted only of pathlib's or pytest's exact classes;
+an event's arguments are read as the interpreter passes them (``plain_args``: ``sys.audit`` forges any),
+types are found among ids, and ``__dict__`` only through the interpreter's descriptor (round 28).
 
 Known limits: the README's "The judge" (above all, every property holds only while the process's
 memory does: CPython is not memory-safe against the code it runs).
@@ -472,7 +474,7 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
         if event == "code.__new__":
             builder = deliberate(caller, ("replace", "CodeType")) and caller.f_code.co_filename.endswith(code_builders)
             if kind_of_file(args[1]) != "submission" and not builder:
-                return _RuntimeError, f"code built to claim {args[1]!s} ({where(caller)})"
+                return _RuntimeError, f"code built to claim {safe(args[1], 60)} ({where(caller)})"
             if not builder:
                 # Whoever calls: red-team round 24 built one from a weakref finalizer, whose frames are
                 # weakref's and the one it interrupted, and any trusted frame names str.replace.
@@ -493,6 +495,8 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
             why = on_runner(args[0], args[1:], caller) if args else "an empty runner event"
             return None if why is None else (_RuntimeError, why)
         return None
+
+    plain_args = J["plain_args"]
 
     def guarded(event, args):
         ident = _get_ident()
@@ -517,7 +521,8 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
             finally:
                 token.pop(ident, None)
             own = ident in own_calls  # the policy compiling the grader files itself (library code, trusted data)
-            if not own and (raiser is None or raiser.f_code.co_filename not in policy_files or event not in policy_events):
+            if not own and (raiser is None or _type(raiser.f_code.co_filename) is not _str
+                            or raiser.f_code.co_filename not in policy_files or event not in policy_events):
                 violate(f"code ran inside the judge's policy and raised {safe(event, 40)}")
                 return _RuntimeError, "code ran inside the judge's policy"
         elif done:
@@ -528,7 +533,9 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
         busy[ident] = depth + 1
         _gc_disable()  # no cyclic-GC finalizer of the submission runs inside the policy
         try:
-            verdict = dispatch(event, args)
+            plain = plain_args(event, args)  # round 28 forged events whose arguments ran code in the comparisons
+            verdict = dispatch(event, plain) if plain is not None else (
+                _RuntimeError, f"a forged {safe(event, 40)} event: its arguments are not what the interpreter passes")
         except _BaseException as exc:  # noqa: BLE001 - a fault of the policy itself fails closed
             # The exception may be the submission's (round 26 raised one held elsewhere from a planted __eq__):
             # its traceback, context and cause would carry the policy's frames out; dropped through the base

@@ -176,7 +176,7 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
 
     # -- fingerprints of what a statement bound ---------------------------------------------------
 
-    containers = (_list, _tuple, _dict, _set, _frozenset)
+    containers = _frozenset(_map(_id, (_list, _tuple, _dict, _set, _frozenset)))  # ids: a metaclass's == never runs
 
     def fingerprint(value):
         """The ids of a plain container and of everything in it (exact builtin types only: walking
@@ -199,7 +199,7 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
     def class_print(cls):
         mapping = _class_dict(cls)
         items = _list(mapping.items())
-        data = _tuple(fingerprint(v) for _, v in items if _type(v) in containers)
+        data = _tuple(fingerprint(v) for _, v in items if _id(_type(v)) in containers)
         return _tuple(k for k, _ in items), _tuple(_id(v) for _, v in items), _tuple(_map(_id, _class_mro(cls))), data
 
     def tracked_print(kind, value):
@@ -209,7 +209,7 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         """Remember what a statement bound under ``key``, if it is a class of this module or a container."""
         t = _type(value)
         kind = None
-        if t in containers:
+        if _id(t) in containers:
             kind = "data"
         elif _id(J["type"]) in _map(_id, _class_mro(t)) and _type(_class_dict(value).get("__module__")) is _str \
                 and _class_dict(value).get("__module__") == ledger["module_name"]:

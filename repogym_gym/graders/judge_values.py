@@ -82,7 +82,9 @@ def make_comparisons(roots, graders=(), wildcards=True):
     _modules, _builtin_names = sys.modules, frozenset(sys.builtin_module_names)
     _Exception, _NotImplemented = Exception, NotImplemented
     _module_dict = type(sys).__dict__["__dict__"].__get__
-    scalars = frozenset((str, bytes, int, float, complex, bool, type(None)))
+    # sets of types are held as sets of their ids: ``t in {types}`` compares t with == (hash first), and a
+    # metaclass's __eq__ or __hash__ would answer (round 28); an id compares as an int
+    scalars = frozenset(map(id, (str, bytes, int, float, complex, bool, type(None))))
     copies = {  # exact builtin copies of a subclass's value, made by the builtin types' own C methods
         str: lambda v: _str.__getitem__(v, _slice(None)), bytes: lambda v: _bytes.__getitem__(v, _slice(None)),
         int: int.__pos__, float: float.__pos__, complex: complex.__pos__,
@@ -93,12 +95,13 @@ def make_comparisons(roots, graders=(), wildcards=True):
     graders = frozenset(graders)
     _ModuleType, _FunctionType = _type(sys), _type(lambda: None)
     _staticmethod, _classmethod = staticmethod, classmethod
-    c_methods = frozenset((_type(object.__eq__), _type(list.copy), _type(len), _type(None)))  # slot wrappers, C methods
+    c_methods = frozenset(map(id, (_type(object.__eq__), _type(list.copy), _type(len), _type(None))))  # slot wrappers, C methods
     installed = {_id(m): m for m in list(sys.modules.values())}  # before any code of the task ran
     _all, _len, _getattribute, _map, _property = all, len, object.__getattribute__, map, property
+    import itertools as _itertools
     import operator as _operator
 
-    _is = _operator.is_
+    _is, _repeat = _operator.is_, _itertools.repeat
     _bases = type.__dict__["__bases__"].__get__
     _fget, _fset, _fdel = property.__dict__["fget"].__get__, property.__dict__["fset"].__get__, property.__dict__["fdel"].__get__
     import collections as _collections
@@ -108,7 +111,7 @@ def make_comparisons(roots, graders=(), wildcards=True):
     import weakref as _weakref
 
     _mappingproxy_type = _type(type.__dict__)
-    _weak_proxies = frozenset((_weakref.ProxyType, _weakref.CallableProxyType))
+    _weak_proxies = frozenset(map(id, (_weakref.ProxyType, _weakref.CallableProxyType)))
     _member_descriptor = _type(_type("Slotted", (), {"__slots__": ("x",)}).__dict__["x"])  # a slot's own descriptor
     _flags = type.__dict__["__flags__"].__get__
     heap_type = 1 << 9  # Py_TPFLAGS_HEAPTYPE: every class made by Python code has it; a C type of the interpreter does not
@@ -129,7 +132,7 @@ def make_comparisons(roots, graders=(), wildcards=True):
     import builtins as _builtins_module
 
     builtin_names = frozenset(k for k in _module_dict(_builtins_module) if not k.startswith("__"))
-    code_types = frozenset((_FunctionType, _ModuleType, _type(len)))
+    code_types = frozenset(map(id, (_FunctionType, _ModuleType, _type(len))))
     _missing = object()
 
     pending, made = {}, []  # classes being judged (a class's data may be of a class that refers back); verdicts made
@@ -205,7 +208,7 @@ def make_comparisons(roots, graders=(), wildcards=True):
                 frozen = installed.get(_id(module)) is module and _type(where) is _str and where.startswith("<frozen ")
                 if (where != filename and not frozen) or method.__qualname__ != f"{qualname}.{key}":
                     return False
-            elif t not in c_methods:
+            elif _id(t) not in c_methods:
                 return False  # a bound method, a partial, an object with __call__: not the class's own
         if filename not in graders and not whole(cls, own, filename):
             return False
@@ -215,7 +218,7 @@ def make_comparisons(roots, graders=(), wildcards=True):
     def installation_code(value, filename):
         """Whether ``value`` is a function whose code is of ``filename`` or of another file of the
         installation (``functools.total_ordering``'s, ``enum``'s), or a C function or slot wrapper."""
-        if _type(value) in c_methods:
+        if _id(_type(value)) in c_methods:
             return True
         if _type(value) is not _FunctionType:
             return False
@@ -225,14 +228,14 @@ def make_comparisons(roots, graders=(), wildcards=True):
 
     import functools as _functools
 
-    getters = frozenset((_operator.attrgetter, _operator.itemgetter))
+    getters = frozenset(map(id, (_operator.attrgetter, _operator.itemgetter)))
     _lru_wrapper = _functools._lru_cache_wrapper
 
     def installation_getter(value):
         """Whether ``value`` is what the installation's own properties are made of besides functions: an
         ``attrgetter`` or ``itemgetter``, or an ``lru_cache`` wrapper of a function of the installation
         (a ``partial`` of the package's function is not: what it calls is not in its ``__dict__``)."""
-        if _type(value) in getters:
+        if _id(_type(value)) in getters:
             return True
         return _type(value) is _lru_wrapper and installation_code(_instance_dict(value).get("__wrapped__"), "")
 
@@ -255,15 +258,15 @@ def make_comparisons(roots, graders=(), wildcards=True):
             t = _type(value)
             if t is _staticmethod or t is _classmethod:
                 value, t = value.__func__, _type(value.__func__)
-            if t is _FunctionType or t in c_methods:
+            if t is _FunctionType or _id(t) in c_methods:
                 if not installation_code(value, filename):
                     return False
             elif t is _property:  # a subclass may serve its own way (__get__): it is data, below
                 for accessor in (_fget(value), _fset(value), _fdel(value)):
                     if accessor is not None and not installation_code(accessor, filename) and not installation_getter(accessor) \
-                            and _type(accessor) not in scalars:  # mock's return_value has its doc string as fdel
+                            and _id(_type(accessor)) not in scalars:  # mock's return_value has its doc string as fdel
                         return False
-            elif t not in mro:  # data: nothing in it answers for itself (an enum's members are its own)
+            elif not _any(_map(_is, mro, _repeat(t))):  # data: nothing in it answers for itself (an enum's members are its own)
                 if serves(t):
                     return False
                 for held in _list(_instance_dict(value).values()):  # cached_property.func, partialmethod.func
@@ -302,7 +305,7 @@ def make_comparisons(roots, graders=(), wildcards=True):
         """What of a module's namespace its code calls: each function, class and module it holds (one
         swapped later is a different callee), and the names it holds that shadow a builtin (one added
         later, ``fractions.isinstance = ...``, would be what its code calls instead)."""
-        held = {k: v for k, v in _list(namespace.items()) if _type(v) in code_types or _type_type in _mro(_type(v))}
+        held = {k: v for k, v in _list(namespace.items()) if _id(_type(v)) in code_types or _any(_map(_is, _mro(_type(v)), _repeat(_type_type)))}
         return held, _frozenset(k for k in _list(namespace) if k in builtin_names)
 
     def own_equality(t, base):
@@ -317,7 +320,7 @@ def make_comparisons(roots, graders=(), wildcards=True):
 
     def plain(value, depth):
         t = _type(value)
-        if t in scalars or depth > 40:
+        if _id(t) in scalars or depth > 40:
             return value
         if t is _list or t is _tuple:
             items = [plain(v, depth + 1) for v in value]
@@ -356,7 +359,7 @@ def make_comparisons(roots, graders=(), wildcards=True):
                 return value if held is data else held
         if t is _mappingproxy_type:  # compares as the mapping it wraps: as that mapping's items, plainly
             return plain(_dict(value.items()), depth + 1)
-        if t in _weak_proxies:  # compares as whatever it refers to, which may be anything of the package's
+        if _id(t) in _weak_proxies:  # compares as whatever it refers to, which may be anything of the package's
             return Self(value)
         if self_answering(t):
             return Self(value)
