@@ -338,13 +338,17 @@ def _core(J):  # noqa: N803
         """An audit event's arguments as the policy reads them, or None for a forged event: ``sys.audit``
         lets any code raise any event with any arguments, so a str, bytes, int or float subclass becomes
         an exact copy (its ``__eq__``, ``__hash__`` would run inside the policy: round 28), and an event
-        that names an attribute must name it with a str."""
+        that names an attribute must name it with a str. A sealed test's observed value stays as it is
+        (the policy only hashes its canonical form, which takes exact builtin types only)."""
         if _type(args) is not _tuple:
             return None
+        # a sealed test's observation is the value itself: its exact type is what the host compares
+        observed = 2 if event == "repogym.judge" and _len(args) > 2 and _type(args[0]) is _str and args[0] == "observe" \
+            else -1
         out = []
-        for value in args:
+        for i, value in _enumerate(args):
             t = _type(value)
-            if not _any(_map(_is, exact_types, _repeat(t))):
+            if i != observed and not _any(_map(_is, exact_types, _repeat(t))):
                 mro = class_mro(t)
                 for base, copy in copies:
                     if _any(_map(_is, mro, _repeat(base))):
