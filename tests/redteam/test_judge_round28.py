@@ -30,17 +30,22 @@ from tests.redteam.helpers import Start, assert_unearned_zero, attack, component
 PAYLOADS = Path(__file__).parent / "round28"
 
 
+def payload(entry: str, preamble: str = "") -> str:
+    """The package's ``__init__.py``: the shared forge (``core.py``), then the entry that runs code in the policy."""
+    text = (PAYLOADS / "core.py").read_text() + "\n\n" + preamble + (PAYLOADS / entry).read_text()
+    assert "return a - b" in text
+    return text
+
+
 @attack("the judge", "a forged object.__setattr__ event whose name is an object with __eq__: inside the policy it "
         "takes the policy's frames from gc.garbage and forges ledger and JUnit (round 28)",
         local="score 0 with the reason", confining="score 0 with the reason")
-@pytest.mark.parametrize("payload", ["forge.py", "getattr.py"])
-def test_a_forged_event_s_arguments_run_nothing_in_the_policy(start: Start, tiny_task: Task, payload: str) -> None:
+@pytest.mark.parametrize(("event", "more"), [("object.__setattr__", "(None,)"), ("object.__getattr__", "()")])
+def test_a_forged_event_s_arguments_run_nothing_in_the_policy(start: Start, tiny_task: Task, event: str, more: str) -> None:
     """The forged event (``object.__setattr__`` or ``object.__getattr__``) names its attribute with an object:
     a violation, refused where it is raised, so the package does not import."""
-    text = (PAYLOADS / payload).read_text()
-    assert "return a - b" in text
     env = start(tiny_task)
-    write(env, "calc/__init__.py", text)
+    write(env, "calc/__init__.py", payload("forged_event.py", f"_EVENT, _MORE = {event!r}, {more}\n\n"))
     result = submit(env)
     assert_unearned_zero(result)
     invalid = component(result, "tests")["details"]["invalid"]
@@ -50,13 +55,11 @@ def test_a_forged_event_s_arguments_run_nothing_in_the_policy(start: Start, tiny
 @attack("the judge", "add() an instance of a class whose metaclass's __eq__ answers the policy's type lookups, or an "
         "object whose class's __dict__ is a property the policy read (round 28)",
         local="score 0", confining="score 0")
-@pytest.mark.parametrize("payload", ["meta.py", "dict.py"])
-def test_a_metaclass_or_a_dict_property_runs_nothing_in_the_policy(start: Start, tiny_task: Task, payload: str) -> None:
+@pytest.mark.parametrize("entry", ["meta.py", "dict.py"])
+def test_a_metaclass_or_a_dict_property_runs_nothing_in_the_policy(start: Start, tiny_task: Task, entry: str) -> None:
     """Types are looked up by id and ``__dict__`` read only through the interpreter's descriptor: the planted code
     never runs inside the policy, finds no frame of it, and the wrong ``add`` scores 0."""
-    text = (PAYLOADS / payload).read_text()
-    assert "return a - b" in text
     env = start(tiny_task)
-    write(env, "calc/__init__.py", text)
+    write(env, "calc/__init__.py", payload(entry))
     result = submit(env)
     assert_unearned_zero(result)
