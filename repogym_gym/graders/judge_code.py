@@ -206,7 +206,7 @@ def build(J):  # noqa: C901, N803 - J is the policy's closure state, as in judge
     def exec_globals(caller):
         """The globals a module's code runs in, from importlib's or pytest's exec call."""
         try:
-            local = caller.f_locals
+            local = J["plain"](caller.f_locals)  # a class body's: its __prepare__ mapping (round 29)
         except _Exception:  # noqa: BLE001
             return None
         module = local.get("module")

@@ -173,6 +173,9 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
                 cls = namespace.get(name)
                 if _type(cls) is _type:
                     found[_id(cls)] = cls
+            if module_name == "pathlib" and _type(namespace.get("PurePath")) is _type:
+                slot = J["raw_class_dict"](namespace["PurePath"]).get("_str")  # a member descriptor: C reads it
+                state["path_str_slot"] = slot.__get__ if J["class_name"](_type(slot)) == "member_descriptor" else None
         keep.append(found)
         return J["frozenset"](found)
 

@@ -319,7 +319,7 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
         codes = state["codes"]
         if frame is None or _id(frame.f_code) not in codes["loader_callers"]:
             return False
-        local = frame.f_locals
+        local = J["plain"](frame.f_locals)
         loader = local.get("self")
         # exact str keys before any == (round 26: a str subclass's __eq__ ran inside the policy)
         return _type(loader) is codes["source_loader"] and _type(local.get("source_path")) is _str and \
@@ -382,38 +382,43 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
         return False
 
     def in_proc(path):
-        """Whether ``path`` is a file of procfs, however named (relative, through a symlink:
-        ``/dev/fd/../maps`` is ``/proc/self/maps``), by the device its ``stat`` reports."""
+        """Whether ``path`` (a str or bytes) is a file of procfs, however named (relative, through a
+        symlink: ``/dev/fd/../maps`` is ``/proc/self/maps``), by the device its ``stat`` reports."""
+        if _type(path) is not _str and _type(path) is not _bytes:
+            return False
         try:
             return proc_dev is not None and _stat(path).st_dev == proc_dev
         except (_OSError, _ValueError, J["TypeError"]):
             return False
 
-    def on_open(path):
+    def on_open(opened):
         """``/proc/*/mem`` never; nothing of ``/proc`` once task code runs (a violation for code of the
-        submission), nor a path object
-        (``io.FileIO`` hands the hook the object, whose ``__fspath__`` may answer differently later);
-        a grader file (a test's source) only for the import system: the code under test reading the
-        tests it is judged by would be an oracle of their expected values."""
-        plain = _type(path) is _str or _type(path) is _bytes
+        submission), nor a path object the judge cannot read plainly; a grader file (a test's source)
+        only for the import system: the code under test reading the tests it is judged by would be an
+        oracle of their expected values. A path object is judged by :func:`path_text`, never converted:
+        ``io.FileIO`` hands the hook the object, and converting it again runs its class's code (round 29
+        planted an object with ``__bool__`` in an exact ``PosixPath``'s slots)."""
+        t = _type(opened)
+        is_object = t is not _str and t is not _bytes and t is not J["int"]
+        path = path_text(opened) if is_object else opened  # str, bytes, int, or None: a path object not read
         if last_part(path) == "mem":
             shown = safe(path if _type(path) is _str else path.decode("latin-1") if _type(path) is _bytes else "", 60)
             return _PermissionError, f"opening a process's memory ({shown}) is not allowed while tests are judged"
-        if state["codes"] is not None and (not plain and _type(path) is not J["int"] or in_proc(path)):
+        if state["codes"] is not None and (is_object or in_proc(path)):
             caller = caller_of_event()
             bad, judged = J["submission_frame"](caller), state.get("judged_ident")
             if bad is not None or (judged is not None and _get_ident() != judged):
                 # Round 22 read /proc/self/maps for the live mappings, then scanned them through a
                 # bytearray stretched over the address space by a dangling memoryview (bpo-15994)
                 # for the record's HMAC pads: the judged process's /proc is the judge's.
-                shown = safe(path if _type(path) is _str else path.decode("latin-1"), 60) if plain else "a path object"
+                shown = "a path object" if is_object else safe(path if _type(path) is _str else path.decode("latin-1"), 60)
                 return _PermissionError, f"code of the submission opened {shown}: the judged process's /proc and " \
                     f"path objects are not the submission's ({where(bad or caller)})"
-        if state["armed"] and _type(path) is not J["int"] and (not trusted_path(path) or in_proc(path)):
+        if state["armed"] and _type(path) is not J["int"] and (path is None or in_proc(path)):
             # whoever opens it: round 25 read /proc/self/maps from a garbage-collector finalizer, whose frames
             # are a library's and the one it interrupted (refused, not void: a library may look for itself)
-            return _PermissionError, "the judged process's /proc, or a path object of a class the judge does " \
-                f"not know, opened while tests are judged ({where(caller_of_event())})", False
+            return _PermissionError, "the judged process's /proc, or a path object the judge cannot read, opened " \
+                f"while tests are judged ({where(caller_of_event())})", False
         if state["codes"] is None or not is_grader_file(path):
             return None
         caller = caller_of_event()
@@ -424,13 +429,23 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
             return None
         return _PermissionError, f"a test file is read only to import it ({where(caller)})", False  # quietly: linecache
 
-    def trusted_path(path):
-        """A str or bytes, or a path object of exactly one of pathlib's classes or pytest's ``LocalPath``
-        (noted at the runner's init, before any task code ran): asking it for its text runs nothing of
-        the submission. A subclass of one, whose ``__fspath__`` is still pathlib's, is not: pathlib's
-        ``__fspath__`` calls ``str(self)``, the subclass's own ``__str__``."""
+    def path_text(path):
+        """The text of a path object of exactly one of pathlib's classes (its cached ``_str`` slot, set
+        when ``io.FileIO`` converted it) or pytest's ``LocalPath`` (its ``strpath``), read by the
+        interpreter's own descriptors and only when exactly a str; else None. Nothing of the object
+        runs: a subclass's ``__str__``, or an object planted in an exact class's slots, would."""
         t = _type(path)
-        return t is _str or t is _bytes or _id(t) in state.get("path_types", ())
+        if _id(t) not in state.get("path_types", ()):
+            return None
+        if J["class_name"](t) == "LocalPath":
+            text = _instance_dict(path, "__dict__").get("strpath")
+        else:
+            read = state.get("path_str_slot")
+            try:
+                text = read(path) if read is not None else None
+            except J["AttributeError"]:  # never converted: not what io.FileIO opened
+                return None
+        return text if _type(text) is _str else None
 
     def on_symlink(target):
         if _type(target) is _bytes:

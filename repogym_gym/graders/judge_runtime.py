@@ -68,7 +68,7 @@ def build(J):  # noqa: C901, N803 - J is the policy's closure state
         """Whether this compile is ``ast.parse``'s own, of the text and name it was given: a compile made
         while ``ast.parse`` converts its arguments (a ``__fspath__`` of builtins compiling another text,
         red-team round 26) has ``ast.parse`` as its caller too but not its text."""
-        local = caller.f_locals
+        local = J["plain"](caller.f_locals)  # a class body's: its __prepare__ mapping (round 29)
         given, name = local.get("source"), local.get("filename")
         if _type(given) is _str:
             try:
@@ -86,7 +86,7 @@ def build(J):  # noqa: C901, N803 - J is the policy's closure state
         found it: a test file or a file of the tree."""
         if not library(caller, "/_pytest/assertion/rewrite.py", "_rewrite_test"):
             return False
-        local = caller.f_locals
+        local = J["plain"](caller.f_locals)  # a class body's: its __prepare__ mapping (round 29)
         path, data = local.get("strfn"), local.get("source")
         if _type(path) is not _str or _type(data) is not _bytes:
             return False
