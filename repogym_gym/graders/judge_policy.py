@@ -571,18 +571,23 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
         return verdict
 
     def hook(event, args, _guarded=guarded, _frame_attrs=frame_attrs, _getattr_event="object.__getattr__", _t=_type,
-             _s=_str):
+             _s=_str, _n=_len, _b=_BaseException):
         # The one frame of the policy an exception carries out (its traceback's first entry), so
         # the frame must hold nothing that reaches the policy's state when it is left: no free
         # variables (defaults instead), and every local but the exception and the event's name
-        # deleted before the raise.
-        if event == _getattr_event and _t(args[1]) is _s and args[1] not in _frame_attrs:  # (a str subclass's
-            # hash would run in the set lookup: getattr takes one, and sys.audit forwards what it is given)
-            return  # __code__ reads and the like: frequent and harmless
-        denied = _guarded(event, args)
+        # deleted before any raise, its own or one passing through (round 30: a forged
+        # object.__getattr__ with no arguments raised IndexError here, and the frame, out of
+        # gc.garbage, held _guarded).
+        try:
+            if event == _getattr_event and _n(args) == 2 and _t(args[1]) is _s and args[1] not in _frame_attrs:
+                return  # __code__ reads and the like: frequent and harmless (a str subclass's hash would run)
+            denied = _guarded(event, args)
+        except _b:
+            del args, _guarded, _frame_attrs, _getattr_event, _t, _s, _n, _b
+            raise
         if denied is not None:
             error = denied[0](denied[1])
-            del denied, args, _guarded, _frame_attrs, _getattr_event, _t, _s
+            del denied, args, _guarded, _frame_attrs, _getattr_event, _t, _s, _n, _b
             raise error
 
     return hook
