@@ -40,7 +40,10 @@ HERE = Path(__file__).parent
 def test_nothing_the_policy_reads_of_a_path_or_a_frame_runs_code(start: Start, tiny_task: Task, entry: str) -> None:
     """The planted code never runs inside the policy, so no frame of it is in the garbage, the forge finds
     nothing to rewire, and the wrong ``add`` scores 0."""
-    text = (HERE / "round28" / "core.py").read_text() + "\n\n" + (HERE / "round29" / entry).read_text()
+    parts = [HERE / "round28" / "core.py", HERE / "round29" / entry]
+    if entry != "flocals.py":  # the two path entries share their trigger
+        parts.append(HERE / "round29" / "open_trigger.py")
+    text = "\n\n".join(part.read_text() for part in parts)
     assert "return a - b" in text
     env = start(tiny_task)
     write(env, "calc/__init__.py", text)
