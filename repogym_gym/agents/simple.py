@@ -14,7 +14,7 @@ from repogym_gym.baseline import BaselineStore
 from repogym_gym.task import Task
 from repogym_gym.workspace import Workspace
 
-__all__ = ["GoldenAgent", "NoopAgent", "golden_actions"]
+__all__ = ["BYTES_PER_PRINTF", "GoldenAgent", "NoopAgent", "golden_actions", "printf_actions"]
 
 
 class NoopAgent(AgentBase):

@@ -32,7 +32,7 @@ _log = logging.getLogger(__name__)
 #: Engines whose orphans this process has reaped (once each).
 _reaped: set[str] = set()
 
-__all__ = ["COMMAND_UID", "OWNER_LABEL", "Containers", "IDLE_UID", "LABEL", "PID_LABEL", "container_config", "real",
+__all__ = ["COMMAND_UID", "OWNER_LABEL", "Containers", "IDLE_UID", "LABEL", "PID_LABEL", "container_config", "labelled", "real",
            "reap_orphans", "under"]
 
 #: uid (and gid) of every command, and of the container's idle init; both exist in envs/ images.
