@@ -299,30 +299,27 @@ def _core(J):  # noqa: N803
         return plain(raw_class_dict(cls))
 
     _getset, _member = _type(raw_class_dict(_type)["__dict__"]), _type(raw_class_dict(J["ModuleType"])["__dict__"])
-    served = {}  # id(class) -> (class, its MRO when judged, whether its __dict__ is the interpreter's own)
+    plain_keys = {}  # id(class) -> (class, its MRO when judged, whether every class dict of it has str keys only)
 
     def own_dict_slot(t):
         """Whether reading ``__dict__`` from an instance of ``t`` runs only the interpreter: every class
-        of its MRO has keys that are exactly str (a lookup meets no planted key) and the first
-        ``__dict__`` among them is a C descriptor (a class's own ``__dict__`` property ran inside the
-        policy in round 28). Cached per class and MRO (class dicts gain only str keys later; a
-        ``__dict__`` cannot be rebound on a class)."""
+        of its MRO has keys that are exactly str (a lookup meets no planted key; cached per class and
+        MRO, as class dicts gain str keys only) and the first ``__dict__`` among them is a C descriptor
+        (a class's own ``__dict__`` property ran inside the policy in round 28). That entry is read on
+        every call: a metaclass with a ``__dict__`` of its own lets ``C.__dict__ = property(...)`` be
+        set on a class later (round 30 rebound it after a cached verdict)."""
         mro = class_mro(t)
-        seen = served.get(_id(t))
-        if seen is not None and seen[0] is t and seen[1] is mro:
-            return seen[2]
-        verdict = True
+        seen = plain_keys.get(_id(t))
+        if seen is None or seen[0] is not t or seen[1] is not mro:
+            seen = plain_keys[_id(t)] = (t, mro, _all(_all(_map(_is, _map(_type, raw_class_dict(c)), _repeat(_str)))
+                                                      for c in mro))
+        if not seen[2]:
+            return False
         for c in mro:
-            namespace = raw_class_dict(c)
-            if not _all(_map(_is, _map(_type, namespace), _repeat(_str))):
-                verdict = False
-                break
-            entry = namespace.get("__dict__")
+            entry = raw_class_dict(c).get("__dict__")
             if entry is not None:
-                verdict = _type(entry) is _getset or _type(entry) is _member
-                break
-        served[_id(t)] = (t, mro, verdict)
-        return verdict
+                return _type(entry) is _getset or _type(entry) is _member
+        return True
 
     def instance_dict(obj, name):
         if name != "__dict__":

@@ -194,6 +194,22 @@ holder = Owner()
 holder.__dict__ = Loud(x=1)
 print("instance dict", J["instance_dict"](holder, "__dict__").get("x"), type(J["instance_dict"](holder, "__dict__")).__name__)
 print("ran", RAN)
+
+
+class Lenient(type):
+    __dict__ = None  # a metaclass entry that lets a class's own __dict__ be rebound later
+
+
+class Later(metaclass=Lenient):
+    pass
+
+
+later = Later()
+later.x = 2
+first = J["instance_dict"](later, "__dict__").get("x")  # judged (and its keys cached) before the rebinding
+Later.__dict__ = property(lambda self: RAN.append(("__dict__ property", ())) or {})
+print("rebound", first, J["instance_dict"](later, "__dict__"))
+print("ran", RAN)
 '''
 
 
@@ -215,4 +231,5 @@ def test_the_policy_reads_namespaces_by_items_and_names_of_other_types_as_placeh
     assert class_line == ("class dict ['<a key of another type #0>', '__dict__', '__doc__', '__module__', '__weakref__'] "
                           "elsewhere"), done.stdout
     assert lines["name"] == "<class with a name of another type> Made", done.stdout
-    assert lines["instance"] == "dict 1 dict", done.stdout  # a dict subclass as __dict__: read with dict's own methods
+    assert lines["instance"] == "dict 1 dict", done.stdout
+    assert lines["rebound"] == "2 {}", done.stdout  # round 30: a __dict__ property set after a first read  # a dict subclass as __dict__: read with dict's own methods
