@@ -121,8 +121,9 @@ def _primitives():
     import os
     import types
 
+    # "id": object.__hash__ is the address rotated by 4 bits (_Py_HashPointer), one-to-one, and raises no event
     return {
-        "type": type, "id": id, "len": len, "str": str, "bytes": bytes, "int": int, "dict": dict, "set": set,
+        "type": type, "id": object.__hash__, "len": len, "str": str, "bytes": bytes, "int": int, "dict": dict, "set": set,
         "tuple": tuple, "list": list, "zip": zip, "map": map, "sorted": sorted, "frozenset": frozenset, "bool": bool,
         "float": float, "complex": complex, "repr": repr, "hex": hex, "class_module": type.__dict__["__module__"].__get__,
         "callable": callable, "any": any, "all": all, "getattr": getattr, "min": min, "range": range, "enumerate": enumerate, "is_": operator.is_,
@@ -512,6 +513,10 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
         return None
 
     plain_args = J["plain_args"]
+    # the events dispatch names; it lets any other through, so guarded does too (tests/test_judge_policy.py)
+    watched = deny_always | process_events | frozenset((
+        "open", "repogym.trace", "pdb.Pdb", "repogym.judge", "object.__getattr__", "sys._getframe", "exec", "import",
+        "compile", "marshal.loads", "marshal.load", "code.__new__", "function.__new__", "object.__setattr__", "os.symlink"))
 
     def guarded(event, args):
         ident = _get_ident()
@@ -541,6 +546,8 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
                 violate(f"code ran inside the judge's policy and raised {safe(event, 40)}")
                 return _RuntimeError, "code ran inside the judge's policy"
         elif done:
+            return None
+        if event not in watched and not event.startswith("ctypes."):  # the hook passes an exact str
             return None
         depth = busy.get(ident, 0)
         if not busy:
