@@ -21,16 +21,18 @@ the frame it names. :func:`build` adds its closures to ``J``; none looks a globa
 
 def tracer_for(audit):
     """(global trace function, local trace function): module frames only, each event passed to
-    ``audit("repogym.trace", frame, event)``; what they close over is ``audit`` and each other."""
+    ``audit("repogym.trace", frame, event)``. Both are closure-free (``sys.gettrace()`` hands the global
+    one to any code, and a closure's cell is writable with no audit event): they hold ``audit`` and the
+    local one as defaults, and the local one goes on as the frame's own ``f_trace``."""
 
-    def local(frame, event, arg):
-        audit("repogym.trace", frame, event)
-        return local
+    def local(frame, event, arg, _audit=audit):
+        _audit("repogym.trace", frame, event)
+        return frame.f_trace
 
-    def tracer(frame, event, arg):
+    def tracer(frame, event, arg, _audit=audit, _local=local):
         if frame.f_code.co_name == "<module>":
-            audit("repogym.trace", frame, event)
-            return local
+            _audit("repogym.trace", frame, event)
+            return _local
         return None
 
     return tracer, local

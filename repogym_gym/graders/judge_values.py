@@ -42,15 +42,17 @@ the package made properties, or a ``fractions.Fraction`` replaced by a subclass 
 Used in two places, both set up by the runner before any code of the task runs: after pytest's
 assertion rewriting, every single comparison of a grader file (an assertion's, a helper's like
 ``same()``'s; support modules like ``common.py`` are rewritten too) becomes a call that decides it
-(:func:`plain_comparisons`); and unittest's comparing assertions (:func:`unittest_methods`).
+(:func:`plain_comparisons`); and unittest's comparing assertions (the runner's ``_unittest_methods``).
 """
 
+import functools
 import sys
 
 
 def make_comparisons(roots, graders=(), wildcards=True):
-    """``(plain_values, comparisons)``. ``plain_values(left, right) -> (a, b)``: both sides as the
-    builtin values they compare as (the module's rule); ``comparisons``: ``{"judge_eq": ..., "judge_ne",
+    """``(plain_key, comparisons)``. ``plain_key(left) == plain_key(right)`` is ``(a, b)``: both sides as
+    the builtin values they compare as (the module's rule); ``plain_key`` is an opaque
+    ``functools.cmp_to_key`` object; ``comparisons``: ``{"judge_eq": ..., "judge_ne",
     "judge_lt", "judge_le", "judge_gt", "judge_ge", "judge_in", "judge_not_in"}``, each
     ``(left, right) -> result`` of that comparison, decided on the builtin values when a side answered
     for one (a placeholder against builtin data: ``==`` False, ``<`` a ``TypeError``). ``roots``:
@@ -60,7 +62,8 @@ def make_comparisons(roots, graders=(), wildcards=True):
     16 returned ``mock.ANY`` from the code under test)."""
     _type, _str, _bytes, _tuple, _list, _dict, _set, _frozenset, _slice, _any, _bool, _zip = (
         type, str, bytes, tuple, list, dict, set, frozenset, slice, any, bool, zip)
-    _qualname, _id, _type_type, _object = type.__dict__["__qualname__"].__get__, id, type, object
+    # _id: object.__hash__, the address rotated by 4 bits (one-to-one like id(), and no builtins.id audit event)
+    _qualname, _id, _type_type, _object = type.__dict__["__qualname__"].__get__, object.__hash__, type, object
     _mappingproxy = type(type.__dict__)
     _mro = type.__dict__["__mro__"].__get__
     _raw_class_dict, _enumerate = type.__dict__["__dict__"].__get__, enumerate
@@ -80,11 +83,11 @@ def make_comparisons(roots, graders=(), wildcards=True):
     def _class_dict(cls):
         return _plain(_raw_class_dict(cls))
     _modules, _builtin_names = sys.modules, frozenset(sys.builtin_module_names)
-    _Exception, _NotImplemented = Exception, NotImplemented
+    _Exception, _NotImplemented, _BaseException, _cmp_to_key = Exception, NotImplemented, BaseException, functools.cmp_to_key
     _module_dict = type(sys).__dict__["__dict__"].__get__
     # sets of types are held as sets of their ids: ``t in {types}`` compares t with == (hash first), and a
     # metaclass's __eq__ or __hash__ would answer (round 28); an id compares as an int
-    scalars = frozenset(map(id, (str, bytes, int, float, complex, bool, type(None))))
+    scalars = frozenset(map(_id, (str, bytes, int, float, complex, bool, type(None))))
     copies = {  # exact builtin copies of a subclass's value, made by the builtin types' own C methods
         str: lambda v: _str.__getitem__(v, _slice(None)), bytes: lambda v: _bytes.__getitem__(v, _slice(None)),
         int: int.__pos__, float: float.__pos__, complex: complex.__pos__,
@@ -95,7 +98,7 @@ def make_comparisons(roots, graders=(), wildcards=True):
     graders = frozenset(graders)
     _ModuleType, _FunctionType = _type(sys), _type(lambda: None)
     _staticmethod, _classmethod = staticmethod, classmethod
-    c_methods = frozenset(map(id, (_type(object.__eq__), _type(list.copy), _type(len), _type(None))))  # slot wrappers, C methods
+    c_methods = frozenset(map(_id, (_type(object.__eq__), _type(list.copy), _type(len), _type(None))))  # slot wrappers, C methods
     installed = {_id(m): m for m in list(sys.modules.values())}  # before any code of the task ran
     _all, _len, _getattribute, _map, _property = all, len, object.__getattribute__, map, property
     import itertools as _itertools
@@ -111,7 +114,7 @@ def make_comparisons(roots, graders=(), wildcards=True):
     import weakref as _weakref
 
     _mappingproxy_type = _type(type.__dict__)
-    _weak_proxies = frozenset(map(id, (_weakref.ProxyType, _weakref.CallableProxyType)))
+    _weak_proxies = frozenset(map(_id, (_weakref.ProxyType, _weakref.CallableProxyType)))
     _member_descriptor = _type(_type("Slotted", (), {"__slots__": ("x",)}).__dict__["x"])  # a slot's own descriptor
     _flags = type.__dict__["__flags__"].__get__
     heap_type = 1 << 9  # Py_TPFLAGS_HEAPTYPE: every class made by Python code has it; a C type of the interpreter does not
@@ -132,7 +135,7 @@ def make_comparisons(roots, graders=(), wildcards=True):
     import builtins as _builtins_module
 
     builtin_names = frozenset(k for k in _module_dict(_builtins_module) if not k.startswith("__"))
-    code_types = frozenset(map(id, (_FunctionType, _ModuleType, _type(len))))
+    code_types = frozenset(map(_id, (_FunctionType, _ModuleType, _type(len))))
     _missing = object()
 
     pending, made = {}, []  # classes being judged (a class's data may be of a class that refers back); verdicts made
@@ -228,7 +231,7 @@ def make_comparisons(roots, graders=(), wildcards=True):
 
     import functools as _functools
 
-    getters = frozenset(map(id, (_operator.attrgetter, _operator.itemgetter)))
+    getters = frozenset(map(_id, (_operator.attrgetter, _operator.itemgetter)))
     _lru_wrapper = _functools._lru_cache_wrapper
 
     def installation_getter(value):
@@ -448,25 +451,56 @@ def make_comparisons(roots, graders=(), wildcards=True):
         nothing). Raises what the package's code raised while its values were read (a failing ``__iter__``)."""
         return plain(left, 0), plain(right, 0)
 
-    def judged(compare, name):
+    def judged(compare):
         def comparison(left, right):
             a, b = plain(left, 0), plain(right, 0)
             if a is left and b is right:
                 return compare(left, right)  # nothing answered for a builtin value: the comparison as written
             return compare(a, b)
+        return comparison
+
+    # What the code under test can reach of this (this module's globals, unittest's methods) holds no
+    # closure: a cell is writable with no audit event, and round 30 rewrote one of judge_eq's to make
+    # every == true. Each function handed out is closure-free; it holds, as defaults, builtins and an
+    # opaque key (functools.cmp_to_key's C object shows no attribute but ``obj``, cannot be pickled or
+    # copied, and calls the closure behind it): ``key(x) == key(y)`` returns ``function(x, y)``, since
+    # the key compares the function's result with 0 and a Result's == answers with what it holds.
+    def result_eq(self, zero):
+        return self.value
+
+    Result = _type_type("Result", (), {"__slots__": ("value",), "__module__": "judge_values", "__init__": self_init,
+                                       "__eq__": result_eq, "__hash__": None})
+
+    def cleared(exc, _tb=_BaseException.with_traceback, _context=_BaseException.__dict__["__context__"].__set__,
+                _cause=_BaseException.__dict__["__cause__"].__set__):
+        _tb(exc, None)
+        _context(exc, None)
+        _cause(exc, None)
+
+    def opaque(function):
+        def compared(x, y):
+            return Result(function(x, y))
+        return _cmp_to_key(compared)
+
+    def handed_out(key, name):
+        def comparison(left, right, _key=key, _b=_BaseException, _clear=cleared):
+            try:
+                return _key(left) == _key(right)
+            except _b as exc:  # its traceback would carry the frames of the closures behind the key
+                _clear(exc)
+                del left, right, _key, _b, _clear
+                raise
 
         comparison.__name__ = comparison.__qualname__ = name
         comparison.__doc__ = f"``{name}(left, right)``: the comparison, decided on builtin values if a side answered for one."
         return comparison
 
     comparisons = {
-        "judge_eq": judged(_operator.eq, "judge_eq"), "judge_ne": judged(_operator.ne, "judge_ne"),
-        "judge_lt": judged(_operator.lt, "judge_lt"), "judge_le": judged(_operator.le, "judge_le"),
-        "judge_gt": judged(_operator.gt, "judge_gt"), "judge_ge": judged(_operator.ge, "judge_ge"),
-        "judge_in": judged(lambda item, container: item in container, "judge_in"),
-        "judge_not_in": judged(lambda item, container: item not in container, "judge_not_in"),
+        "judge_eq": _operator.eq, "judge_ne": _operator.ne, "judge_lt": _operator.lt, "judge_le": _operator.le,
+        "judge_gt": _operator.gt, "judge_ge": _operator.ge, "judge_in": lambda item, container: item in container,
+        "judge_not_in": lambda item, container: item not in container,
     }
-    return plain_values, comparisons
+    return opaque(plain_values), {name: handed_out(opaque(judged(op)), name) for name, op in comparisons.items()}
 
 
 def plain_comparisons(tree, ast):
@@ -514,56 +548,15 @@ def _place(new, old):
     new.end_col_offset = getattr(old, "end_col_offset", None) or new.col_offset
 
 
-def unittest_methods(plain_values):
-    """{name: wrapper factory} for unittest's assertions that compare two values (the ``assertEqual``
-    family, ``assertNotEqual``, ``assertAlmostEqual``, ``assertNotAlmostEqual``, ``assertCountEqual``,
-    ``assertIn``, ``assertNotIn``, ``assertLess``, ``assertLessEqual``, ``assertGreater``,
-    ``assertGreaterEqual``): the assertion runs as written, then, where a side answered for a builtin
-    value, once more on the builtin values (``plain_values``); any error of that second run but the
-    case's ``failureException`` is one too ("not comparable as builtin values")."""
-
-    def checked(original):
-        def method(self, first, second, *args, **kwargs):
-            original(self, first, second, *args, **kwargs)
-            try:
-                a, b = plain_values(first, second)
-                if a is first and b is second:
-                    return  # nothing answered for a builtin value: the assertion as written stands
-                original(self, a, b, *args, **kwargs)
-            except self.failureException as error:
-                raise self.failureException(f"{error} (compared as builtin values)") from None
-            except Exception:  # noqa: BLE001 - e.g. a placeholder ordered against builtin data
-                raise self.failureException(
-                    f"{_short(first)} and {_short(second)} are not comparable as builtin values") from None
-
-        for attribute in ("__name__", "__qualname__", "__doc__"):
-            setattr(method, attribute, getattr(original, attribute))
-        return method
-
-    names = ("assertEqual", "assertListEqual", "assertTupleEqual", "assertDictEqual", "assertSetEqual",
-             "assertSequenceEqual", "assertMultiLineEqual", "assertNotEqual", "assertAlmostEqual",
-             "assertNotAlmostEqual", "assertCountEqual", "assertIn", "assertNotIn", "assertLess",
-             "assertLessEqual", "assertGreater", "assertGreaterEqual")
-    return {name: checked for name in names}
-
-
-def _short(value):
-    try:
-        text = object.__repr__(value)
-    except Exception:  # noqa: BLE001
-        text = "<value>"
-    return text[:80]
-
-
-#: Bound when the runner installs them (``install``); the rewritten grader modules import these names.
-plain_values = judge_eq = judge_ne = judge_lt = judge_le = judge_gt = judge_ge = judge_in = judge_not_in = None
+#: Bound when the runner installs them (``install``); the rewritten grader modules import the comparisons.
+plain_key = judge_eq = judge_ne = judge_lt = judge_le = judge_gt = judge_ge = judge_in = judge_not_in = None
 
 
 def install(roots, graders=(), wildcards=True):
-    """Bind :data:`plain_values` and the comparisons (``judge_eq``, ``judge_ne``, ``judge_lt``,
+    """Bind :data:`plain_key` and the comparisons (``judge_eq``, ``judge_ne``, ``judge_lt``,
     ``judge_le``, ``judge_gt``, ``judge_ge``, ``judge_in``, ``judge_not_in``) for ``roots`` (the
-    interpreter's installation) and ``graders`` (the grader's files); returns ``plain_values``."""
-    global plain_values
-    plain_values, comparisons = make_comparisons(roots, graders, wildcards)
+    interpreter's installation) and ``graders`` (the grader's files); returns ``plain_key``."""
+    global plain_key
+    plain_key, comparisons = make_comparisons(roots, graders, wildcards)
     globals().update(comparisons)
-    return plain_values
+    return plain_key
