@@ -39,10 +39,8 @@ module names, with no builtin newly shadowed there). Red-team round 19: a ``Frac
 the package made properties, or a ``fractions.Fraction`` replaced by a subclass that borrows its
 ``__eq__``, scored the lying test as passed.
 
-Used in two places, both set up by the runner before any code of the task runs: after pytest's
-assertion rewriting, every single comparison of a grader file (an assertion's, a helper's like
-``same()``'s; support modules like ``common.py`` are rewritten too) becomes a call that decides it
-(:func:`plain_comparisons`); and unittest's comparing assertions (the runner's ``_unittest_methods``).
+Set up by the runner before any code of the task runs: every comparison of a grader file becomes a
+call that decides it (:func:`plain_comparisons`), and unittest's assertions (``_unittest_methods``).
 """
 
 import functools
@@ -50,9 +48,10 @@ import sys
 
 
 def make_comparisons(roots, graders=(), wildcards=True):
-    """``(plain_key, comparisons)``. ``plain_key(left) == plain_key(right)`` is ``(a, b)``: both sides as
-    the builtin values they compare as (the module's rule); ``plain_key`` is an opaque
-    ``functools.cmp_to_key`` object; ``comparisons``: ``{"judge_eq": ..., "judge_ne",
+    """``((plain_key, intact_key), comparisons)``. ``plain_key(left) == plain_key(right)`` is ``(a, b)``:
+    both sides as the builtin values they compare as (the module's rule); ``intact_key(None) ==
+    intact_key(None)`` whether the last pair that changed is still as it was made (see ``intact``); both
+    are opaque ``functools.cmp_to_key`` objects; ``comparisons``: ``{"judge_eq": ..., "judge_ne",
     "judge_lt", "judge_le", "judge_gt", "judge_ge", "judge_in", "judge_not_in"}``, each
     ``(left, right) -> result`` of that comparison, decided on the builtin values when a side answered
     for one (a placeholder against builtin data: ``==`` False, ``<`` a ``TypeError``). ``roots``:
@@ -84,16 +83,18 @@ def make_comparisons(roots, graders=(), wildcards=True):
         return _plain(_raw_class_dict(cls))
     _modules, _builtin_names = sys.modules, frozenset(sys.builtin_module_names)
     _Exception, _NotImplemented, _BaseException, _cmp_to_key = Exception, NotImplemented, BaseException, functools.cmp_to_key
+    _AssertionError = AssertionError
     _module_dict = type(sys).__dict__["__dict__"].__get__
     # sets of types are held as sets of their ids: ``t in {types}`` compares t with == (hash first), and a
     # metaclass's __eq__ or __hash__ would answer (round 28); an id compares as an int
     scalars = frozenset(map(_id, (str, bytes, int, float, complex, bool, type(None))))
-    copies = {  # exact builtin copies of a subclass's value, made by the builtin types' own C methods
+    copies = {  # exact builtin copies of a subclass's value, made by the builtin types' own C methods (keyed by id below)
         str: lambda v: _str.__getitem__(v, _slice(None)), bytes: lambda v: _bytes.__getitem__(v, _slice(None)),
         int: int.__pos__, float: float.__pos__, complex: complex.__pos__,
         list: _list.copy, tuple: lambda v: _tuple.__getitem__(v, _slice(None)), dict: _dict.copy,
         set: _set.copy, frozenset: _frozenset.copy,
     }
+    copies = {_id(t): make for t, make in copies.items()}
     roots = _tuple(r.rstrip("/") + "/" for r in roots)
     graders = frozenset(graders)
     _ModuleType, _FunctionType = _type(sys), _type(lambda: None)
@@ -109,7 +110,7 @@ def make_comparisons(roots, graders=(), wildcards=True):
     _fget, _fset, _fdel = property.__dict__["fget"].__get__, property.__dict__["fset"].__get__, property.__dict__["fdel"].__get__
     import collections as _collections
 
-    holders = frozenset((_collections.UserList, _collections.UserDict, _collections.UserString))
+    holders = frozenset(map(_id, (_collections.UserList, _collections.UserDict, _collections.UserString)))
     _deque, _namespace = _collections.deque, _type(sys.implementation)  # types.SimpleNamespace
     import weakref as _weakref
 
@@ -177,7 +178,7 @@ def make_comparisons(roots, graders=(), wildcards=True):
             return True
         own = _class_dict(cls)
         name, qualname = own.get("__module__"), _qualname(cls)
-        module = _modules.get(name) if _type(name) is _str else None
+        module = _plain(_modules).get(name) if _type(name) is _str else None  # a planted key of sys.modules stands as a placeholder
         if module is None or _type(module) is not _ModuleType or _type(qualname) is not _str:
             return False  # a name of a str subclass would run its own split, ==, hash below
         namespace = _module_dict(module)
@@ -229,10 +230,8 @@ def make_comparisons(roots, graders=(), wildcards=True):
         return _type(where) is _str and (where == filename or where.startswith("<frozen ")
                                         or _any(where.startswith(r) for r in roots))
 
-    import functools as _functools
-
     getters = frozenset(map(_id, (_operator.attrgetter, _operator.itemgetter)))
-    _lru_wrapper = _functools._lru_cache_wrapper
+    _lru_wrapper = functools._lru_cache_wrapper
 
     def installation_getter(value):
         """Whether ``value`` is what the installation's own properties are made of besides functions: an
@@ -301,6 +300,8 @@ def make_comparisons(roots, graders=(), wildcards=True):
         if _mro(cls) is not mro or _len(now) != _len(values) or not _all(_map(_is, now, values)):
             return False
         held, shadows = code
+        if _plain(namespace) is not namespace:
+            return False  # a key of another type planted since: a lookup would run its __eq__, a hash its __hash__
         return _all(namespace.get(k, _missing) is v for k, v in _list(held.items())) and not _any(
             k in builtin_names and k not in shadows for k in _list(namespace))
 
@@ -334,21 +335,23 @@ def make_comparisons(roots, graders=(), wildcards=True):
             return t(items) if _any(a is not b for a, b in _zip(items, value)) else value
         if t is _dict:
             pairs = [(plain(k, depth + 1), plain(v, depth + 1), k, v) for k, v in _list(value.items())]
-            if _any(a is not k or b is not v for a, b, k, v in pairs):
-                return {a: b for a, b, _, _ in pairs}
-            return value
+            if not _any(a is not k or b is not v for a, b, k, v in pairs):
+                return value
+            # rebuilt, every key is hashed again: a key of the package's (its own __hash__) stands for the whole dict
+            return {a: b for a, b, _, _ in pairs} if _all(hash_safe(a) for a, _, _, _ in pairs) else placeholder(value)
         for base in _mro(t):
-            if base in copies:
-                copy = plain(copies[base](value), depth + 1)
+            make = copies.get(_id(base))  # by id: a metaclass's hash would run
+            if make is not None:
+                copy = plain(make(value), depth + 1)
                 if own_equality(t, base):
                     return copy
                 # its comparison is the builtin's (a namedtuple, Counter, a bare subclass): kept, unless
                 # what it holds answers for itself (round 16: a dict subclass holding an always-equal object)
                 return value if changed_inside(copy, value, base) else copy
-            if base in holders:  # UserList, UserDict, UserString compare as what their .data holds
+            if _id(base) in holders:  # UserList, UserDict, UserString compare as what their .data holds
                 own = _instance_dict(value)
                 if "data" not in own or _any("data" in _class_dict(c) for c in _mro(t) if c is not base and not is_genuine(c)):
-                    return Self(value)  # .data is not the instance's own (a property, a slot of the package's)
+                    return placeholder(value)  # .data is not the instance's own (a property, a slot of the package's)
                 data = own["data"]
                 held = plain(data, depth + 1)
                 return value if held is data else held
@@ -363,12 +366,18 @@ def make_comparisons(roots, graders=(), wildcards=True):
         if t is _mappingproxy_type:  # compares as the mapping it wraps: as that mapping's items, plainly
             return plain(_dict(value.items()), depth + 1)
         if _id(t) in _weak_proxies:  # compares as whatever it refers to, which may be anything of the package's
-            return Self(value)
+            return placeholder(value)
         if self_answering(t):
-            return Self(value)
+            return placeholder(value)
         if compares(t) and holds_a_liar(value, t, depth):
-            return Self(value)  # a genuine class whose comparison reads what the instance holds (ChainMap, Fraction)
+            return placeholder(value)  # a genuine class whose comparison reads what the instance holds (ChainMap, Fraction)
         return value
+
+    def hash_safe(key):  # hashed by the interpreter's code only: a C type's own, a placeholder's, a tuple's of those
+        t = _type(key)
+        if t is _tuple or t is _frozenset:
+            return _all(_map(hash_safe, key))
+        return t is Self or not _flags(t) & heap_type
 
     def compares(t):
         """Whether a class of ``t``'s MRO but ``object`` defines a comparison (equality or order)."""
@@ -381,6 +390,8 @@ def make_comparisons(roots, graders=(), wildcards=True):
         for c in _mro(t):
             slots = _class_dict(c).get("__slots__", ())
             for name in ((slots,) if _type(slots) is _str else slots if _type(slots) in (_tuple, _list) else ()):
+                if _type(name) is not _str:
+                    continue  # a name of a str subclass would run its own hash in the lookup (its slot is still read below)
                 member = _class_dict(c).get(name)
                 if _type(member) is _member_descriptor:
                     try:
@@ -392,8 +403,9 @@ def make_comparisons(roots, graders=(), wildcards=True):
     def changed_inside(copy, value, base):
         """Whether ``copy`` (plain of ``value``'s builtin copy) is made of ``value``'s own items (nothing
         inside answered for itself): then ``value`` keeps its class's comparison. True means unchanged."""
-        if base is _dict:
-            return _all(copy.get(k, copy) is v for k, v in _list(_dict.items(value))) and _len(copy) == _dict.__len__(value)
+        if base is _dict:  # in order, by identity: a lookup with one of the package's keys would run its hash
+            now, was = _list(_dict.items(copy)), _list(_dict.items(value))
+            return _len(now) == _len(was) and _all(a is c and b is d for (a, b), (c, d) in _zip(now, was))
         if base is _list or base is _tuple or base is _set or base is _frozenset:
             return _all(a is b for a, b in _zip(copy, base.__iter__(value)))
         return True
@@ -413,58 +425,76 @@ def make_comparisons(roots, graders=(), wildcards=True):
         return False
 
     # What a value that answers == for itself is compared as: equal only to another such value that it
-    # equals (the package's own equality between its own objects), never to builtin data. Built by a
-    # call, not a class statement (whose body would look __name__ up as a global).
+    # equals (the package's own equality), never to builtin data. Built by a call, not a class statement
+    # (whose body would look __name__ up as a global). The package's code runs in a comparison of two,
+    # so their methods are closure-free (a frame taken from the collector's garbage shows its locals).
     def self_init(self, value):
         self.value = value
 
-    def self_eq(self, other):
-        if _type(other) is not Self:
-            return _NotImplemented  # builtin data declines too (never equal); a genuine value may answer (AlwaysEquals)
-        return _bool(self.value == other.value)
-
-    def self_ne(self, other):
-        if _type(other) is not Self:
-            return _NotImplemented
-        return not _bool(self.value == other.value)
-
-    def self_order(compare):
-        def order(self, other):  # ordered only against another such value, by the package's own order
-            if _type(other) is not Self:
-                return _NotImplemented  # against builtin data: neither side answers, a TypeError
-            return _bool(compare(self.value, other.value))
+    def self_order(compare, negate=False):
+        def order(self, other, _compare=compare, _negate=negate, _type=_type, _bool=_bool, _no=_NotImplemented):
+            if _type(other) is not _type(self):
+                return _no  # against builtin data: neither side answers (never equal; ordering is a TypeError)
+            return _bool(_compare(self.value, other.value)) is not _negate
         return order
 
-    def self_hash(self):
-        return 0
-
-    def self_repr(self):
-        return "<a value that compares itself>"
-
     Self = _type_type("Self", (), {"__slots__": ("value",), "__module__": "judge_values", "__init__": self_init,
-                                   "__eq__": self_eq, "__ne__": self_ne, "__hash__": self_hash, "__repr__": self_repr,
+                                   "__eq__": self_order(_operator.eq), "__ne__": self_order(_operator.eq, True),
+                                   "__hash__": lambda self: 0, "__repr__": lambda self: "<a value that compares itself>",
                                    "__lt__": self_order(_operator.lt), "__le__": self_order(_operator.le),
                                    "__gt__": self_order(_operator.gt), "__ge__": self_order(_operator.ge)})
+    self_state = (_tuple(_raw_class_dict(Self).values()), _bases(Self))
+    forms_made, last = [], [None]  # the placeholders being made; (forms, placeholders, fingerprint) of the last that changed
+
+    def placeholder(value):
+        forms_made.append(Self(value))
+        return forms_made[-1]
+
+    def fingerprint(value, out, depth):
+        """The ids of ``value`` and of everything its exact builtin containers hold, depth first."""
+        out.append(_id(value))
+        t = _type(value)
+        if depth > 40:
+            return
+        if t is _list or t is _tuple or t is _set or t is _frozenset:
+            for item in value:
+                fingerprint(item, out, depth + 1)
+        elif t is _dict:
+            for key, item in _list(_dict.items(value)):
+                fingerprint(key, out, depth + 1)
+                fingerprint(item, out, depth + 1)
 
     def plain_values(left, right):
-        """``(left, right)`` as the builtin values they compare as (each side itself where it answered for
-        nothing). Raises what the package's code raised while its values were read (a failing ``__iter__``)."""
-        return plain(left, 0), plain(right, 0)
+        """``(left, right)`` as the builtin values they compare as (each itself where it answered for nothing).
+        Raises what the package's code raised while its values were read (a failing ``__iter__``)."""
+        del forms_made[:]
+        a, b = plain(left, 0), plain(right, 0)
+        last[0] = None
+        if a is not left or b is not right:
+            out, forms = [], (a, b)
+            fingerprint(forms, out, 0)
+            last[0] = forms, _tuple(forms_made), out
+        return a, b
 
-    def judged(compare):
-        def comparison(left, right):
-            a, b = plain(left, 0), plain(right, 0)
-            if a is left and b is right:
-                return compare(left, right)  # nothing answered for a builtin value: the comparison as written
-            return compare(a, b)
-        return comparison
+    def intact(x, y):
+        """Whether the last forms are as made: no item replaced, every placeholder of its class, that class
+        unchanged (the package's code, run between two placeholders, may reach a frame holding the forms)."""
+        found = last[0]
+        if found is None:
+            return True
+        forms, placeholders, was = found
+        out = []
+        fingerprint(forms, out, 0)
+        now = _list(_raw_class_dict(Self).values())
+        return out == was and _all(_type(p) is Self for p in placeholders) and _len(now) == _len(self_state[0]) and \
+            _all(_map(_is, now, self_state[0])) and _bases(Self) is self_state[1]
 
     # What the code under test can reach of this (this module's globals, unittest's methods) holds no
-    # closure: a cell is writable with no audit event, and round 30 rewrote one of judge_eq's to make
-    # every == true. Each function handed out is closure-free; it holds, as defaults, builtins and an
-    # opaque key (functools.cmp_to_key's C object shows no attribute but ``obj``, cannot be pickled or
-    # copied, and calls the closure behind it): ``key(x) == key(y)`` returns ``function(x, y)``, since
-    # the key compares the function's result with 0 and a Result's == answers with what it holds.
+    # closure (a cell is writable with no audit event: round 31 rewrote judge_eq's operator.eq). Each
+    # function handed out is closure-free and holds builtins and opaque keys: functools.cmp_to_key's C
+    # object shows nothing of the closure it calls, and ``key(x) == key(y)`` returns ``function(x, y)``
+    # (the key compares the result with 0, and a Result's == answers with what it holds). The comparison
+    # runs in the handed-out function on the forms as call arguments only: no frame holds them.
     def result_eq(self, zero):
         return self.value
 
@@ -482,25 +512,31 @@ def make_comparisons(roots, graders=(), wildcards=True):
             return Result(function(x, y))
         return _cmp_to_key(compared)
 
-    def handed_out(key, name):
-        def comparison(left, right, _key=key, _b=_BaseException, _clear=cleared):
-            try:
-                return _key(left) == _key(right)
-            except _b as exc:  # its traceback would carry the frames of the closures behind the key
+    plain_key, intact_key = opaque(plain_values), opaque(intact)
+
+    def handed_out(compare, name, swap=False, negate=False):
+        def comparison(left, right, _plain=plain_key, _intact=intact_key, _compare=compare, _swap=swap,  # noqa: PLR0913
+                       _negate=negate, _b=_BaseException, _clear=cleared, _Error=_AssertionError):
+            try:  # ``in`` is operator.contains(container, item), a C function: no frame holds the forms
+                result = _compare(*(_plain(right) == _plain(left))) if _swap else _compare(*(_plain(left) == _plain(right)))
+                if not _intact(None) == _intact(None):
+                    raise _Error("the values compared as builtin values changed while they were compared")
+                return (not result) if _negate else result
+            except _b as exc:  # its traceback would carry the frames of the closures behind the keys
                 _clear(exc)
-                del left, right, _key, _b, _clear
+                del left, right, _plain, _intact, _compare, _swap, _negate, _b, _clear, _Error
                 raise
 
         comparison.__name__ = comparison.__qualname__ = name
         comparison.__doc__ = f"``{name}(left, right)``: the comparison, decided on builtin values if a side answered for one."
         return comparison
 
-    comparisons = {
-        "judge_eq": _operator.eq, "judge_ne": _operator.ne, "judge_lt": _operator.lt, "judge_le": _operator.le,
-        "judge_gt": _operator.gt, "judge_ge": _operator.ge, "judge_in": lambda item, container: item in container,
-        "judge_not_in": lambda item, container: item not in container,
-    }
-    return opaque(plain_values), {name: handed_out(opaque(judged(op)), name) for name, op in comparisons.items()}
+    comparisons = {"judge_eq": _operator.eq, "judge_ne": _operator.ne, "judge_lt": _operator.lt, "judge_le": _operator.le,
+                   "judge_gt": _operator.gt, "judge_ge": _operator.ge}
+    handed = {name: handed_out(op, name) for name, op in comparisons.items()}
+    handed["judge_in"] = handed_out(_operator.contains, "judge_in", swap=True)
+    handed["judge_not_in"] = handed_out(_operator.contains, "judge_not_in", swap=True, negate=True)
+    return (plain_key, intact_key), handed
 
 
 def plain_comparisons(tree, ast):
@@ -549,14 +585,15 @@ def _place(new, old):
 
 
 #: Bound when the runner installs them (``install``); the rewritten grader modules import the comparisons.
-plain_key = judge_eq = judge_ne = judge_lt = judge_le = judge_gt = judge_ge = judge_in = judge_not_in = None
+keys = judge_eq = judge_ne = judge_lt = judge_le = judge_gt = judge_ge = judge_in = judge_not_in = None
 
 
 def install(roots, graders=(), wildcards=True):
-    """Bind :data:`plain_key` and the comparisons (``judge_eq``, ``judge_ne``, ``judge_lt``,
+    """Bind :data:`keys` and the comparisons (``judge_eq``, ``judge_ne``, ``judge_lt``,
     ``judge_le``, ``judge_gt``, ``judge_ge``, ``judge_in``, ``judge_not_in``) for ``roots`` (the
-    interpreter's installation) and ``graders`` (the grader's files); returns ``plain_key``."""
-    global plain_key
-    plain_key, comparisons = make_comparisons(roots, graders, wildcards)
+    interpreter's installation) and ``graders`` (the grader's files); returns ``keys``, the opaque
+    ``(plain_key, intact_key)`` of :func:`make_comparisons`."""
+    global keys
+    keys, comparisons = make_comparisons(roots, graders, wildcards)
     globals().update(comparisons)
-    return plain_key
+    return keys

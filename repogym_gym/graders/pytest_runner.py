@@ -250,7 +250,7 @@ def _wrap_equality(selection):
     graders = {os.path.realpath(os.path.join(selection["tree"], rel)) for rel in selection["grader_files"]}
     wildcards = selection.get("wildcards", True)  # whether a grader file uses mock.ANY itself (read in _arm)
     named = {os.path.join(selection["tree"], rel) for rel in selection["grader_files"]}
-    plain_key = judge_values.install(_roots(selection["tree"]), graders | named, wildcards)
+    keys = judge_values.install(_roots(selection["tree"]), graders | named, wildcards)
     original = rewrite.rewrite_asserts
 
     def rewrite_asserts(mod, source, module_path=None, config=None):
@@ -270,41 +270,44 @@ def _wrap_equality(selection):
         return name.rsplit(".", 1)[-1] not in stems and bailout(self, name, state)
 
     hook._should_rewrite, hook._early_rewrite_bailout = _should_rewrite, _early_rewrite_bailout
-    for name, wrap in _unittest_methods(plain_key).items():
+    for name, wrap in _unittest_methods(keys).items():
         setattr(TestCase, name, wrap(vars(TestCase)[name]))
 
 
-def _unittest_methods(plain_key):
+def _unittest_methods(keys):
     """{name: wrapper factory} for unittest's assertions that compare two values (the ``assertEqual``
     family, ``assertNotEqual``, ``assertAlmostEqual``, ``assertNotAlmostEqual``, ``assertCountEqual``,
     ``assertIn``, ``assertNotIn``, ``assertLess``, ``assertLessEqual``, ``assertGreater``,
     ``assertGreaterEqual``): the assertion runs as written, then, where a side answered for a builtin
-    value, once more on the builtin values (``plain_key(first) == plain_key(second)``, see
-    ``judge_values.make_comparisons``); any error of that second run but the case's ``failureException`` is one
-    too ("not comparable as builtin values"). Each wrapper is closure-free: what it holds are defaults
-    (the original method, the opaque key, builtins), and an exception it raises carries no frame of
-    the comparison."""
+    value, once more on the builtin values (``plain_key(first) == plain_key(second)`` of ``keys``, see
+    ``judge_values.make_comparisons``), which must be as they were made when it returns; any error of
+    that second run but the case's ``failureException`` is one too ("not comparable as builtin
+    values"). Each wrapper is closure-free: what it holds are defaults (the original method, the opaque
+    keys, builtins), and an exception it raises carries no frame of the comparison."""
     tb_set, context_set = BaseException.with_traceback, BaseException.__dict__["__context__"].__set__
 
     def checked(original):
-        def method(self, first, second, *args, _original=original, _plain=plain_key, _short=_short,  # noqa: PLR0913
+        def method(self, first, second, *args, _original=original, _keys=keys, _short=_short,  # noqa: PLR0913
                    _tb=tb_set, _context=context_set, _is_a=isinstance, _Exception=Exception, _b=BaseException,
                    **kwargs):
             _original(self, first, second, *args, **kwargs)
-            failure = self.failureException
             try:
-                a, b = _plain(first) == _plain(second)
-                if a is first and b is second:
+                forms = _keys[0](first) == _keys[0](second)
+                if forms[0] is first and forms[1] is second:
                     return  # nothing answered for a builtin value: the assertion as written stands
-                _original(self, a, b, *args, **kwargs)
-            except _b as error:  # its traceback would carry the frames of the closures behind the key
+                _original(self, *forms, *args, **kwargs)
+                intact = _keys[1](None) == _keys[1](None)
+            except _b as error:  # its traceback would carry the frames of the closures behind the keys
                 _tb(error, None)
                 _context(error, None)
-                if _is_a(error, failure):
-                    raise failure(f"{error} (compared as builtin values)") from None
+                if _is_a(error, self.failureException):
+                    raise self.failureException(f"{error} (compared as builtin values)") from None
                 if _is_a(error, _Exception):  # e.g. a placeholder ordered against builtin data
-                    raise failure(f"{_short(first)} and {_short(second)} are not comparable as builtin values") from None
+                    raise self.failureException(
+                        f"{_short(first)} and {_short(second)} are not comparable as builtin values") from None
                 raise
+            if not intact:
+                raise self.failureException("the values compared as builtin values changed while they were compared")
 
         for attribute in ("__name__", "__qualname__", "__doc__"):
             setattr(method, attribute, getattr(original, attribute))
