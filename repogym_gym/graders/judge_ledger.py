@@ -46,8 +46,9 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
 
     def function_state(function):
         cells = function.__closure__
+        # its __dict__ may be any dict subclass (assignable): read as a plain dict, never iterated itself
         return (function.__code__, _id(function.__defaults__), _id(function.__kwdefaults__),
-                _tuple(_map(cell_id, cells)) if cells else None, _tuple(function.__dict__))
+                _tuple(_map(cell_id, cells)) if cells else None, _tuple(J["plain"](function.__dict__)))
 
     def scored(node_id):
         return node_id in scored_ids or node_id.split("::", 1)[0] in scored_files
@@ -112,7 +113,7 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         chain = [function]
         while _len(chain) < 8 and _id(function.__code__) not in verified and \
                 kind_of_file(function.__code__.co_filename) == "trusted":
-            inner = plain_function(function.__dict__.get("__wrapped__"))
+            inner = plain_function(J["plain"](function.__dict__).get("__wrapped__"))
             if inner is None:
                 break
             chain.append(inner)

@@ -37,6 +37,16 @@ def test_no_cell_of_the_comparisons_is_within_reach(start: Start, tiny_task: Tas
     assert_unearned_zero(submit(env))
 
 
+@attack("the judge", "a test function's __dict__ made a dict subclass whose __iter__ ran inside the policy's "
+        "check of the function before each pass, then round 28's forge (round 31)", local="score 0", confining="score 0")
+def test_a_test_functions_dict_is_read_as_a_plain_dict(start: Start, tiny_task: Task) -> None:
+    text = "\n\n".join((HERE / part).read_text() for part in ("round28/core.py", "round31/func_dict.py"))
+    assert "return a - b" in text
+    env = start(tiny_task)
+    write(env, "calc/__init__.py", text)
+    assert_unearned_zero(submit(env))
+
+
 def _closure_free(function: object, seen: set[int]) -> list[str]:
     """What of ``function`` holds a cell: itself, or a function among its defaults (recursively)."""
     if id(function) in seen or not isinstance(function, types.FunctionType):
@@ -44,23 +54,26 @@ def _closure_free(function: object, seen: set[int]) -> list[str]:
     seen.add(id(function))
     found = [function.__qualname__] if function.__closure__ else []
     held = [*(function.__defaults__ or ()), *(function.__kwdefaults__ or {}).values()]
+    held += [item for value in held if isinstance(value, tuple) for item in value]
     for value in held:
-        assert value is None or isinstance(value, (KEY_TYPE, str, types.FunctionType, types.BuiltinFunctionType, type,
+        if isinstance(value, tuple):
+            continue
+        assert value is None or isinstance(value, (KEY_TYPE, str, int, types.FunctionType, types.BuiltinFunctionType, type,
                                   types.MethodDescriptorType, types.MethodWrapperType, types.WrapperDescriptorType)), (function, value)
         found += _closure_free(value, seen)
     return found
 
 
 def test_what_the_code_under_test_can_reach_has_no_cell() -> None:
-    plain_key, comparisons = judge_values.make_comparisons([sys.prefix])
-    assert isinstance(plain_key, KEY_TYPE) and sorted(comparisons) == sorted(
+    keys, comparisons = judge_values.make_comparisons([sys.prefix])
+    assert all(isinstance(key, KEY_TYPE) for key in keys) and sorted(comparisons) == sorted(
         ["judge_eq", "judge_ne", "judge_lt", "judge_le", "judge_gt", "judge_ge", "judge_in", "judge_not_in"])
     sys.path.insert(0, str(Path(judge_values.__file__).parent))
     try:
         from repogym_gym.graders import pytest_runner
     finally:
         sys.path.pop(0)
-    methods = [wrap(vars(unittest.TestCase)[name]) for name, wrap in pytest_runner._unittest_methods(plain_key).items()]
+    methods = [wrap(vars(unittest.TestCase)[name]) for name, wrap in pytest_runner._unittest_methods(keys).items()]
     tracers = judge_statements.tracer_for(sys.audit)
     seen: set[int] = set()
     assert [f for function in [*comparisons.values(), *methods, *tracers] for f in _closure_free(function, seen)] == []
@@ -70,7 +83,7 @@ def test_what_the_code_under_test_can_reach_has_no_cell() -> None:
 def test_the_handed_out_comparisons_still_decide_on_builtin_values() -> None:
     """The opaque key returns what the comparison behind it returns (an array's elementwise ==, a bool), a
     lying subclass is compared as its builtin copy, and an exception the package raises carries no frame."""
-    plain_key, comparisons = judge_values.make_comparisons([sys.prefix])
+    (plain_key, _), comparisons = judge_values.make_comparisons([sys.prefix])
 
     class Lying(list):  # made after the comparisons, named by no module: the package's
         def __eq__(self, other: object) -> bool:
@@ -97,3 +110,108 @@ def test_the_handed_out_comparisons_still_decide_on_builtin_values() -> None:
         frames.append(tb.tb_frame.f_code.co_name)
         tb = tb.tb_next
     assert frames == ["test_the_handed_out_comparisons_still_decide_on_builtin_values"], frames
+
+
+def _frames_between(frame: types.FrameType | None, stop: types.CodeType) -> list[types.FrameType]:
+    found = []
+    while frame is not None and frame.f_code is not stop:
+        found.append(frame)
+        frame = frame.f_back
+    return found
+
+
+def test_the_package_comparing_its_own_values_finds_nothing_of_the_judge_on_the_stack() -> None:
+    """Between two placeholders the package's own ``__eq__`` decides, and it can reach its callers' frames
+    (here through a traceback; in a judged run, through the collector's garbage). None of them holds a
+    closure of the judge or the builtin forms being compared (a list it could change before its next item
+    is compared): the comparison runs in the handed-out function, on the forms as call arguments only."""
+    keys, comparisons = judge_values.make_comparisons([sys.prefix])
+    stack: list[types.FrameType] = []
+    here = sys._getframe().f_code
+
+    class Point:  # made after the comparisons, named by no module: the package's
+        def __init__(self, value: int) -> None:
+            self.value = value
+
+        def __eq__(self, other: object) -> bool:
+            try:
+                raise RuntimeError
+            except RuntimeError as exc:
+                stack.extend(_frames_between(exc.__traceback__.tb_frame.f_back, here))  # type: ignore[union-attr]
+            return isinstance(other, Point) and self.value == other.value
+
+        __hash__ = None  # type: ignore[assignment]
+
+    assert comparisons["judge_eq"]([Point(1), Point(2)], [Point(1), Point(2)]) is True
+    assert comparisons["judge_eq"]([Point(1), 2], [Point(1), Point(2)]) is False
+    assert comparisons["judge_in"](Point(2), [Point(1), Point(2)]) is True
+    assert comparisons["judge_not_in"](Point(3), [Point(1), Point(2)]) is True
+    held = [value for frame in stack for value in frame.f_locals.values()]
+    assert stack and not [v for v in held if isinstance(v, types.FunctionType) and v.__closure__], held
+    assert not [v for v in held if isinstance(v, (list, tuple)) and any(type(i).__name__ == "Self" for i in v)], held
+
+
+def test_forms_changed_by_the_package_during_a_unittest_assertion_fail_it() -> None:
+    """unittest's ``assertEqual`` holds the forms in its own frame while the package's ``__eq__`` runs: an
+    item of the other side replaced from there (so the next items compare equal) fails the assertion."""
+    keys, _ = judge_values.make_comparisons([sys.prefix])
+    sys.path.insert(0, str(Path(judge_values.__file__).parent))
+    try:
+        from repogym_gym.graders import pytest_runner
+    finally:
+        sys.path.pop(0)
+
+    class Point:
+        def __init__(self, value: int) -> None:
+            self.value = value
+
+        def __eq__(self, other: object) -> bool:
+            frame: types.FrameType | None = sys._getframe()
+            while frame is not None:
+                forms = [v for v in frame.f_locals.values()
+                         if isinstance(v, list) and any(type(i).__name__ == "Self" for i in v)]
+                if len(forms) == 2:  # every later item the very same object: equal without a comparison
+                    forms[1][1:] = forms[0][1:]
+                    break
+                frame = frame.f_back
+            return self.value == other.value if isinstance(other, Point) else True  # a liar, as written
+
+        __hash__ = None  # type: ignore[assignment]
+
+    class Case(unittest.TestCase):
+        def test_points(self) -> None:
+            self.assertEqual([Point(1), Point(2)], [Point(1), 7])
+
+    for name, wrap in pytest_runner._unittest_methods(keys).items():
+        setattr(Case, name, wrap(vars(unittest.TestCase)[name]))
+    result = unittest.TestResult()
+    Case("test_points").run(result)
+    assert len(result.failures) == 1 and "changed while they were compared" in result.failures[0][1], result.failures
+
+
+def test_a_dict_made_plain_hashes_no_key_of_the_package() -> None:
+    """A dict whose values changed is rebuilt, which hashes every key again: a key of the package's own
+    ``__hash__`` would run its code while the forms are made (a frame of it reaching the comparisons'
+    closures), so such a dict stands as a placeholder instead. Keys of the interpreter's types still make
+    a builtin dict."""
+    _, comparisons = judge_values.make_comparisons([sys.prefix])
+    hashed: list[object] = []
+
+    class Key:
+        def __hash__(self) -> int:
+            hashed.append(self)
+            return 1
+
+    class Lying(list):
+        def __eq__(self, other: object) -> bool:
+            return True
+
+        __hash__ = None  # type: ignore[assignment]
+
+    key = Key()
+    table, other = {key: Lying([1])}, {key: [2]}
+    hashed.clear()
+    assert comparisons["judge_eq"](table, other) is False
+    assert hashed == []
+    assert comparisons["judge_eq"]({(1, "a"): Lying([1])}, {(1, "a"): [1]}) is True
+    assert comparisons["judge_eq"]({(1, "a"): Lying([1])}, {(1, "a"): [2]}) is False
