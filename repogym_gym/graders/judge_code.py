@@ -241,6 +241,8 @@ def build(J):  # noqa: C901, N803 - J is the policy's closure state, as in judge
         """Whether a grader module's code equals what its bytes compile to (its nested code is then verified)."""
         candidates = module_codes.get(code.co_filename, ())
         if not any_equal(candidates, code):
+            if candidates and J["rewriting"]:
+                return False  # pytest rewrites every grader file (the runner asks it to): its rewriting was switched off
             candidates = (plain_code(code.co_filename),)
         for original in candidates:
             if original == code:  # code equality: bytecode, constants, names, lines (not the filename)

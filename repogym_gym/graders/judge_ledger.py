@@ -440,6 +440,9 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
                     violate(f"a sealed test file's _repogym_audit is not sys.audit ({module_dicts[_id(namespace)]})")
                 watch_module(namespace)
             return None
+        if op == "rewriting":  # pytest installed its rewriting import hook: a grader file's plain code is refused
+            J["rewriting"] = True
+            return None
         if op == "monkeypatch":
             if submission_frame(caller) is not None:
                 return "pytest's monkeypatch was used by code of the submission"

@@ -189,7 +189,7 @@ def install(config):
         state={"roots": (), "codes": None, "armed": False, "finished": False, "current": None, "item": None,
                "phases": None, "modules": {}},
         kinds={},  # co_filename -> "trusted" | "grader" | "submission"
-        keep=[],  # objects whose ids the policy relies on stay alive
+        keep=[], rewriting=False,  # objects whose ids the policy relies on stay alive; whether pytest rewrites asserts
         verified={},  # id(code) -> code: grader code that is the compiled bytes of its file
         module_codes={},  # abs path -> codes its bytes compile to (plain, assertion-rewritten)
         module_dicts={},  # id(globals) -> abs path, for verified grader modules

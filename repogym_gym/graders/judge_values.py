@@ -1,46 +1,31 @@
 """Comparisons as builtin values: a test's ``==``, ``<``, ``in``... on data is not answered by a class
 of the code under test (part of the judge, copied beside the runner; standard library only).
 
-A package can return a ``list`` (``str``, ``int``...) subclass whose ``__eq__`` is always True, and
-every ``assert got == want`` and ``assertEqual(got, want)`` of a mined test suite passes with the
-bug in place (red-team round 14: 1.0 on tabulate and more-itertools tasks, whose tests compare
-with plain ``==``); an ``int`` subclass whose ``__ge__`` is always True passes ``assert n >= 3``.
-Where the design compares perf results as builtins (:mod:`canon`), the tests' comparisons are too.
-
-The rule: a comparison that a test makes is decided between the **canonical forms** of both sides,
-where a value's canonical form is
+A ``list`` subclass whose ``__eq__`` is always True passed every ``assert got == want`` of a mined suite
+with the bug in place (round 14). The rule: a comparison that a test makes is decided between the
+**canonical forms** of both sides, where a value's canonical form is
 
 - an exact ``str``, ``bytes``, ``int``, ``float``, ``complex``, ``bool`` or ``None``: itself;
-- an exact ``list``, ``tuple``, ``dict``, ``set``, ``frozenset``: the same container of its items'
-  forms (itself if no item changed);
+- an exact ``list``, ``tuple``, ``dict``, ``set``, ``frozenset``: the same container of its items' forms;
 - a subclass of one of those: its exact builtin copy (``list.copy``, ``str`` slicing,
   ``int.__pos__``..., the builtin types' own C methods, so no code of the task runs) made canonical,
   if a class of its MRO that is not genuine (below) defines a comparison, a hash, iteration, length
   or item access, or if an item's form differs; otherwise itself (namedtuples, ``Counter``, enums keep
   their own comparisons);
 - a ``UserList``, ``UserDict``, ``UserString``, ``deque``, ``SimpleNamespace`` or ``mappingproxy``:
-  the form of what it holds (its own instance ``data``, items, attributes), a placeholder if its
-  ``data`` is not instance data;
-- any other value: itself if its class is genuine and nothing it holds (instance dict, slots) has a
-  different form, else a **placeholder** (also for a ``weakref.proxy``), which is equal to and ordered
-  against only another placeholder, by the package's own comparison of the two values, and never
-  equal to builtin data (ordering against it is a ``TypeError``).
+  the form of what it holds (a placeholder if its ``data`` is not instance data);
+- any other value: itself if its class is genuine and nothing it holds has a different form, else a
+  **placeholder** (also a ``weakref.proxy``), equal to and ordered against only another placeholder,
+  by the package's own comparison, never equal to builtin data (ordered against it: ``TypeError``).
 
-A class is *genuine* if it is a C type, or a module that existed when the runner started (or one
-loaded from a file of the installation or of the grader) names it, and every comparison method it
-defines is code of that file named as that class's; a genuine comparison written in Python inherited
-below a class of the package (``Mapping.__eq__``) is the package's. ``mock.ANY`` is genuine only if
-the grader's files use it. A genuine comparison reads what its class serves, so a class of the
-installation must also be *whole*: its bases genuine (or made by the same file, a namedtuple's),
-every function, static or class method and property accessor it holds code of the installation, and
-no value it holds of a class of the package that serves attributes or compares; and *unchanged*
-since it was judged (its MRO, every entry of its dict, and every function, class and module its
-module names, with no builtin newly shadowed there). Red-team round 19: a ``Fraction`` whose slots
-the package made properties, or a ``fractions.Fraction`` replaced by a subclass that borrows its
-``__eq__``, scored the lying test as passed.
+A class is *genuine* if it is a C type, or a module of the installation or the grader names it and
+each comparison method it defines is code of that file named as that class's (a genuine comparison
+in Python inherited below a package class, ``Mapping.__eq__``, is the package's; ``mock.ANY`` only if
+the grader uses it); *whole* (bases genuine, every function and accessor it holds the installation's,
+no value of a package class that serves or compares); and *unchanged* since judged (round 19).
 
-Set up by the runner before any code of the task runs: every comparison of a grader file becomes a
-call that decides it (:func:`plain_comparisons`), and unittest's assertions (``_unittest_methods``).
+Set up by the runner before any task code runs: each comparison of a grader file becomes a call that
+decides it (:func:`plain_comparisons`), and unittest's assertions (``_unittest_methods``).
 """
 
 import functools
@@ -91,7 +76,7 @@ def make_comparisons(roots, graders=(), wildcards=True):
     copies = {  # exact builtin copies of a subclass's value, made by the builtin types' own C methods (keyed by id below)
         str: lambda v: _str.__getitem__(v, _slice(None)), bytes: lambda v: _bytes.__getitem__(v, _slice(None)),
         int: int.__pos__, float: float.__pos__, complex: complex.__pos__,
-        list: _list.copy, tuple: lambda v: _tuple.__getitem__(v, _slice(None)), dict: _dict.copy,
+        list: _list.copy, tuple: lambda v: _tuple.__getitem__(v, _slice(None)), dict: lambda v: _dict(_dict.items(v)),
         set: _set.copy, frozenset: _frozenset.copy,
     }
     copies = {_id(t): make for t, make in copies.items()}
@@ -193,7 +178,7 @@ def make_comparisons(roots, graders=(), wildcards=True):
         resolved = namespace
         for part in qualname.split("."):
             resolved = resolved.get(part) if _type(resolved) is _dict else _class_dict(resolved).get(part) \
-                if _type(resolved) is _type_type or _type_type in _mro(_type(resolved)) else None
+                if _any(_map(_is, _mro(_type(resolved)), _repeat(_type_type))) else None
         if resolved is not cls:
             return False
         if not wildcards and name == "unittest.mock" and qualname == "_ANY":
@@ -250,7 +235,8 @@ def make_comparisons(roots, graders=(), wildcards=True):
         module's class replaced by one built of its own comparison functions and a property of the
         package's; a class of a grader file may subclass the package's and is not looked into)."""
         for base in _bases(cls):  # a namedtuple's base is not what its module names it, but is made of the same file
-            if not is_genuine(base) and not (_class_dict(base).get("__module__") == own.get("__module__")
+            module, mine = _class_dict(base).get("__module__"), own.get("__module__")
+            if not is_genuine(base) and not (_type(module) is _str and _type(mine) is _str and module == mine
                                              and whole(base, _class_dict(base), filename)):
                 return False
         mro = _mro(cls)
@@ -332,7 +318,9 @@ def make_comparisons(roots, graders=(), wildcards=True):
             return (items if t is _list else _tuple(items)) if changed else value
         if t is _set or t is _frozenset:
             items = [plain(v, depth + 1) for v in value]
-            return t(items) if _any(a is not b for a, b in _zip(items, value)) else value
+            if not _any(a is not b for a, b in _zip(items, value)):
+                return value
+            return t(items) if _all(_map(hash_safe, items)) else placeholder(value)  # rebuilt: each item hashed
         if t is _dict:
             pairs = [(plain(k, depth + 1), plain(v, depth + 1), k, v) for k, v in _list(value.items())]
             if not _any(a is not k or b is not v for a, b, k, v in pairs):
@@ -389,7 +377,7 @@ def make_comparisons(roots, graders=(), wildcards=True):
         held = _list(_instance_dict(value).values())
         for c in _mro(t):
             slots = _class_dict(c).get("__slots__", ())
-            for name in ((slots,) if _type(slots) is _str else slots if _type(slots) in (_tuple, _list) else ()):
+            for name in ((slots,) if _type(slots) is _str else slots if _type(slots) is _tuple or _type(slots) is _list else ()):
                 if _type(name) is not _str:
                     continue  # a name of a str subclass would run its own hash in the lookup (its slot is still read below)
                 member = _class_dict(c).get(name)
@@ -443,8 +431,18 @@ def make_comparisons(roots, graders=(), wildcards=True):
                                    "__hash__": lambda self: 0, "__repr__": lambda self: "<a value that compares itself>",
                                    "__lt__": self_order(_operator.lt), "__le__": self_order(_operator.le),
                                    "__gt__": self_order(_operator.gt), "__ge__": self_order(_operator.ge)})
-    self_state = (_tuple(_raw_class_dict(Self).values()), _bases(Self))
-    forms_made, last = [], [None]  # the placeholders being made; (forms, placeholders, fingerprint) of the last that changed
+    kept = {}  # id(class of this) -> (class, its dict's values, its bases) when made: object.__subclasses__() finds it
+
+    def keep(cls):
+        kept[_id(cls)] = cls, _tuple(_raw_class_dict(cls).values()), _bases(cls)
+
+    def unchanged_class(cls):  # its dict's entries and its bases (an attribute assigned to a class raises no event)
+        _, values, bases = kept[_id(cls)]
+        now = _list(_raw_class_dict(cls).values())
+        return _len(now) == _len(values) and _all(_map(_is, now, values)) and _bases(cls) is bases
+
+    keep(Self)
+    forms_made, last = [], []  # the placeholders being made; (forms, placeholders, fingerprint) of each pair made, innermost last
 
     def placeholder(value):
         forms_made.append(Self(value))
@@ -468,26 +466,26 @@ def make_comparisons(roots, graders=(), wildcards=True):
         """``(left, right)`` as the builtin values they compare as (each itself where it answered for nothing).
         Raises what the package's code raised while its values were read (a failing ``__iter__``)."""
         del forms_made[:]
+        if not unchanged_class(Self):
+            raise _AssertionError("the judge's placeholder class was changed")
         a, b = plain(left, 0), plain(right, 0)
-        last[0] = None
+        out, forms = [], (a, b)
         if a is not left or b is not right:
-            out, forms = [], (a, b)
             fingerprint(forms, out, 0)
-            last[0] = forms, _tuple(forms_made), out
+        last.append((forms, _tuple(forms_made), out) if out else None)  # the package may call this key itself (round 32)
         return a, b
 
     def intact(x, y):
-        """Whether the last forms are as made: no item replaced, every placeholder of its class, that class
-        unchanged (the package's code, run between two placeholders, may reach a frame holding the forms)."""
-        found = last[0]
-        if found is None:
-            return True
-        forms, placeholders, was = found
+        """Whether every pair of forms made and not checked yet (the package may call the key itself) is as
+        made: no item replaced, every placeholder of its class, that class unchanged (the package's code, run
+        between two placeholders, may reach a frame holding the forms). Done with the innermost pair."""
+        ok = _all(_map(as_made, last)) and unchanged_class(Self)
+        last[-1:] = []
+        return ok
+
+    def as_made(found):
         out = []
-        fingerprint(forms, out, 0)
-        now = _list(_raw_class_dict(Self).values())
-        return out == was and _all(_type(p) is Self for p in placeholders) and _len(now) == _len(self_state[0]) and \
-            _all(_map(_is, now, self_state[0])) and _bases(Self) is self_state[1]
+        return found is None or (fingerprint(found[0], out, 0) or out == found[2]) and _all(_type(p) is Self for p in found[1])
 
     # What the code under test can reach of this (this module's globals, unittest's methods) holds no
     # closure (a cell is writable with no audit event: round 31 rewrote judge_eq's operator.eq). Each
@@ -495,11 +493,8 @@ def make_comparisons(roots, graders=(), wildcards=True):
     # object shows nothing of the closure it calls, and ``key(x) == key(y)`` returns ``function(x, y)``
     # (the key compares the result with 0, and a Result's == answers with what it holds). The comparison
     # runs in the handed-out function on the forms as call arguments only: no frame holds them.
-    def result_eq(self, zero):
-        return self.value
-
     Result = _type_type("Result", (), {"__slots__": ("value",), "__module__": "judge_values", "__init__": self_init,
-                                       "__eq__": result_eq, "__hash__": None})
+                                       "__eq__": lambda self, zero: self.value, "__hash__": None})
 
     def cleared(exc, _tb=_BaseException.with_traceback, _context=_BaseException.__dict__["__context__"].__set__,
                 _cause=_BaseException.__dict__["__cause__"].__set__):
@@ -507,9 +502,14 @@ def make_comparisons(roots, graders=(), wildcards=True):
         _context(exc, None)
         _cause(exc, None)
 
+    keep(Result)
+
     def opaque(function):
         def compared(x, y):
-            return Result(function(x, y))
+            result = Result(function(x, y))
+            if _type(result) is not Result or not unchanged_class(Result):  # checked after the package's code ran
+                raise _AssertionError("the judge's comparison was changed")
+            return result
         return _cmp_to_key(compared)
 
     plain_key, intact_key = opaque(plain_values), opaque(intact)

@@ -45,6 +45,40 @@ def _read(path):
         return handle.read()
 
 
+_BAKED = []  # type: list[object]  # the code objects _baked made: the runner's own code, told to the policy at init
+
+
+def _baked(function, named=None, **values):
+    """``function`` (a template naming nothing of its enclosing scope) with each constant ``"@name"`` of its
+    code, alone or in a tuple of such, replaced by ``values[name]`` (and ``named``'s name and doc): every
+    function the runner installs into pytest, pluggy and unittest. What it calls is part of its code, whose
+    assignment the policy refuses; a cell (rounds 31, 32) and a ``__kwdefaults__`` entry (round 33) change
+    with no audit event, a default with one more argument. ``ValueError``: a marker or value unmatched."""
+    used = set()
+
+    def swap(const):
+        if type(const) is str and const.startswith("@") and len(const) > 1:
+            if const[1:] not in values:
+                raise ValueError(f"{function.__qualname__}: no value for the marker {const!r}")
+            used.add(const[1:])
+            return values[const[1:]]
+        if type(const) is tuple and const and all(type(c) is str and c.startswith("@") for c in const):
+            return tuple(swap(c) for c in const)
+        return const
+
+    code = function.__code__
+    consts = tuple(swap(c) for c in code.co_consts)
+    if used != set(values) or code.co_freevars:
+        raise ValueError(f"{function.__qualname__}: markers {sorted(used)}, values {sorted(values)}, "
+                         f"free variables {code.co_freevars}")
+    code = code.replace(co_consts=consts)
+    _BAKED.append(code)
+    baked = type(function)(code, function.__globals__, function.__name__, function.__defaults__)
+    named = named or function
+    baked.__name__, baked.__qualname__, baked.__doc__ = named.__name__, named.__qualname__, named.__doc__
+    return baked
+
+
 def _non_dumpable():
     """prctl(PR_SET_DUMPABLE, 0): /proc/<pid>/mem and ptrace of this process need CAP_SYS_PTRACE."""
     try:
@@ -186,14 +220,13 @@ def _init(plugin_class):
     runner = _codes_of([{"main": main, "_Judge": plugin_class, "_patched": _patched, "_wrap_unittest": _wrap_unittest,
                          "_wrap_test_import": _wrap_test_import,
                          "_registering": _registering, "_wrap_pyfunc_call": _wrap_pyfunc_call,
-                         "_direct_params": _direct_params, "_forget_last_exception": _forget_last_exception}])
+                         "_direct_params": _direct_params, "_forget_last_exception": _forget_last_exception}]) + _BAKED
     _audit("repogym.judge", "init", runner, _codes_of(pluggy_namespaces), pytest_codes, _roots(_SELECTION["tree"]))
 
 
 def _path_aware_fixed(compat):
-    """pytest 9.0's ``PathAwareHookProxy`` caches, for the hooks with path arguments, a nested
-    ``fixed_hook`` wrapping the relay's caller: its code object and those hook names ((code, names)),
-    or None where this pytest has no such proxy."""
+    """pytest 9.0's ``PathAwareHookProxy`` caches a nested ``fixed_hook`` wrapping the relay's caller for
+    the hooks with path arguments: ``(its code, those names)``, or None where pytest has no such proxy."""
     proxy = getattr(compat, "PathAwareHookProxy", None)
     getattr_ = vars(proxy).get("__getattr__") if proxy is not None else None
     if getattr_ is None:
@@ -204,37 +237,43 @@ def _path_aware_fixed(compat):
 
 
 def _patched(original, owners_of):
-    """A MonkeyPatch method that tells the policy which namespaces grader code changed through it."""
+    """A MonkeyPatch method that tells the policy which namespaces grader code changed through it (baked)."""
 
     def method(self, *args, **kwargs):
+        original, owners_of, audit, name = "@original", "@owners_of", "@audit", "@name"
         before = owners_of(self)
         try:
             return original(self, *args, **kwargs)
         finally:
-            _audit("repogym.judge", "monkeypatch", [*before, *owners_of(self)], original.__name__)
+            audit("repogym.judge", "monkeypatch", [*before, *owners_of(self)], name)
 
-    method.__name__, method.__qualname__, method.__doc__ = original.__name__, original.__qualname__, original.__doc__
-    return method
+    return _baked(method, original, original=original, owners_of=owners_of, audit=_audit, name=original.__name__)
 
 
 def _wrap_test_import():
-    """Tell the policy as soon as pytest's import of a test module returns, before its collection
-    looks at any name of it: pytest's ``__test__`` probes of the module's names ran a module
-    ``__getattr__`` of the package under test, which made the test classes' assertions and the
-    test support modules' helpers no-ops; from this event on, the test module, the classes it
-    defines and every grader module imported so far are watched."""
+    """Tell the policy when pytest installs its assertion-rewriting import hook (from then on a grader
+    file's plain compilation means the rewriting was switched off: round 32 took the hook out of
+    ``sys.meta_path``), and as soon as pytest's import of a test module returns, before collection looks
+    at its names (``__test__`` probes ran a module ``__getattr__`` of the package that made assertions
+    no-ops): from then on the test module, its classes and every grader module imported are watched."""
+    import _pytest.assertion as assertion
     import _pytest.python as python
 
-    original = python.importtestmodule
-
     def importtestmodule(*args, **kwargs):
+        original, audit = "@original", "@audit"
         module = original(*args, **kwargs)
-        _audit("repogym.judge", "imported")
+        audit("repogym.judge", "imported")
         return module
 
-    importtestmodule.__name__, importtestmodule.__qualname__, importtestmodule.__doc__ = (
-        original.__name__, original.__qualname__, original.__doc__)
-    python.importtestmodule = importtestmodule
+    def install_importhook(config):
+        original, audit = "@original", "@audit"
+        hook = original(config)
+        audit("repogym.judge", "rewriting")
+        return hook
+
+    python.importtestmodule = _baked(importtestmodule, python.importtestmodule, original=python.importtestmodule, audit=_audit)
+    hook = assertion.install_importhook
+    assertion.install_importhook = _baked(install_importhook, hook, original=hook, audit=_audit)
 
 
 def _wrap_equality(selection):
@@ -254,22 +293,26 @@ def _wrap_equality(selection):
     original = rewrite.rewrite_asserts
 
     def rewrite_asserts(mod, source, module_path=None, config=None):
+        original, plain_comparisons, ast = "@original", "@plain_comparisons", "@ast"
         original(mod, source, module_path, config)
-        judge_values.plain_comparisons(mod, ast)
+        plain_comparisons(mod, ast)
 
-    rewrite_asserts.__doc__ = original.__doc__
-    rewrite.rewrite_asserts = rewrite_asserts
-    stems = {os.path.splitext(os.path.basename(path))[0] for path in graders}
+    rewrite.rewrite_asserts = _baked(rewrite_asserts, original, original=original,
+                                     plain_comparisons=judge_values.plain_comparisons, ast=ast)
+    stems = frozenset(os.path.splitext(os.path.basename(path))[0] for path in graders)
     hook = rewrite.AssertionRewritingHook
-    should_rewrite, bailout = hook._should_rewrite, hook._early_rewrite_bailout
 
     def _should_rewrite(self, name, fn, state):
-        return should_rewrite(self, name, fn, state) or os.path.realpath(fn) in graders
+        should_rewrite, realpath, graders = "@should_rewrite", "@realpath", "@graders"
+        return should_rewrite(self, name, fn, state) or realpath(fn) in graders
 
     def _early_rewrite_bailout(self, name, state):
+        bailout, stems = "@bailout", "@stems"
         return name.rsplit(".", 1)[-1] not in stems and bailout(self, name, state)
 
-    hook._should_rewrite, hook._early_rewrite_bailout = _should_rewrite, _early_rewrite_bailout
+    hook._should_rewrite = _baked(_should_rewrite, should_rewrite=hook._should_rewrite, realpath=os.path.realpath,
+                                  graders=frozenset(graders))
+    hook._early_rewrite_bailout = _baked(_early_rewrite_bailout, bailout=hook._early_rewrite_bailout, stems=stems)
     for name, wrap in _unittest_methods(keys).items():
         setattr(TestCase, name, wrap(vars(TestCase)[name]))
 
@@ -282,36 +325,34 @@ def _unittest_methods(keys):
     value, once more on the builtin values (``plain_key(first) == plain_key(second)`` of ``keys``, see
     ``judge_values.make_comparisons``), which must be as they were made when it returns; any error of
     that second run but the case's ``failureException`` is one too ("not comparable as builtin
-    values"). Each wrapper is closure-free: what it holds are defaults (the original method, the opaque
-    keys, builtins), and an exception it raises carries no frame of the comparison."""
+    values"). Each wrapper is baked (:func:`_baked`): what it calls (the original method, the opaque keys,
+    builtins) is part of its code, and an exception it raises carries no frame of the comparison."""
     tb_set, context_set = BaseException.with_traceback, BaseException.__dict__["__context__"].__set__
 
-    def checked(original):
-        def method(self, first, second, *args, _original=original, _keys=keys, _short=_short,  # noqa: PLR0913
-                   _tb=tb_set, _context=context_set, _is_a=isinstance, _Exception=Exception, _b=BaseException,
-                   **kwargs):
-            _original(self, first, second, *args, **kwargs)
-            try:
-                forms = _keys[0](first) == _keys[0](second)
-                if forms[0] is first and forms[1] is second:
-                    return  # nothing answered for a builtin value: the assertion as written stands
-                _original(self, *forms, *args, **kwargs)
-                intact = _keys[1](None) == _keys[1](None)
-            except _b as error:  # its traceback would carry the frames of the closures behind the keys
-                _tb(error, None)
-                _context(error, None)
-                if _is_a(error, self.failureException):
-                    raise self.failureException(f"{error} (compared as builtin values)") from None
-                if _is_a(error, _Exception):  # e.g. a placeholder ordered against builtin data
-                    raise self.failureException(
-                        f"{_short(first)} and {_short(second)} are not comparable as builtin values") from None
-                raise
-            if not intact:
-                raise self.failureException("the values compared as builtin values changed while they were compared")
+    def method(self, first, second, *args, **kwargs):
+        original, keys, short, tb, context, is_a, exception, base = (
+            "@original", "@keys", "@short", "@tb", "@context", "@is_a", "@exception", "@base")
+        original(self, first, second, *args, **kwargs)
+        try:
+            forms = keys[0](first) == keys[0](second)
+            if forms[0] is not first or forms[1] is not second:  # a side answered for a builtin value: once more
+                original(self, *forms, *args, **kwargs)
+            intact = keys[1](None) == keys[1](None)
+        except base as error:  # its traceback would carry the frames of the closures behind the keys
+            tb(error, None)
+            context(error, None)
+            if is_a(error, self.failureException):
+                raise self.failureException(f"{error} (compared as builtin values)") from None
+            if is_a(error, exception):  # e.g. a placeholder ordered against builtin data
+                raise self.failureException(
+                    f"{short(first)} and {short(second)} are not comparable as builtin values") from None
+            raise
+        if not intact:
+            raise self.failureException("the values compared as builtin values changed while they were compared")
 
-        for attribute in ("__name__", "__qualname__", "__doc__"):
-            setattr(method, attribute, getattr(original, attribute))
-        return method
+    def checked(original):
+        return _baked(method, original, original=original, keys=keys, short=_short, tb=tb_set, context=context_set,
+                      is_a=isinstance, exception=Exception, base=BaseException)
 
     names = ("assertEqual", "assertListEqual", "assertTupleEqual", "assertDictEqual", "assertSetEqual",
              "assertSequenceEqual", "assertMultiLineEqual", "assertNotEqual", "assertAlmostEqual",
@@ -339,36 +380,39 @@ def _wrap_monkeypatch():
 
 
 def _wrap_unittest():
-    """A unittest case records its failures instead of raising them, through result methods an
-    instance attribute could hide (the item's addFailure made a no-op was a pass): every exception
-    a test part raises is told to the policy where unittest catches it, before any result hears
-    of it, so the call cannot count as clean whatever the item says later. A clean call is not yet
-    a pass: unittest calls the test method only while its outcome says so, and a flag cleared
-    without an exception (``_outcome.success = False`` from code setUp calls) skipped the method
-    with nothing raised. So a part that ends clean tells the policy whether the outcome still says
-    success, and ``_callTestMethod`` tells it which method returned: the evidence a pass needs."""
+    """unittest records failures through result methods an instance attribute could hide (addFailure
+    made a no-op was a pass): each exception a test part raises is told to the policy where unittest
+    catches it; a part that ends clean tells whether the outcome still says success (``_outcome.success
+    = False`` skipped the method, raising nothing); ``_callTestMethod`` which method returned."""
     import contextlib
     from unittest.case import TestCase, _Outcome
 
-    part = _Outcome.testPartExecutor
-    call_method = TestCase._callTestMethod
+    part, call_method = _Outcome.testPartExecutor, TestCase._callTestMethod
 
-    @contextlib.contextmanager
-    def testPartExecutor(self, test_case, subTest=False):  # noqa: N802 - unittest's name
-        with part(self, test_case, subTest):
+    def executing(self, test_case, subTest):  # noqa: N803 - unittest's name
+        manager, part, audit, base, as_bool = "@manager", "@part", "@audit", "@base", "@as_bool"
+        with manager(part, (self, test_case, subTest), {}):
             try:
                 yield
-            except BaseException:  # a failing subTest fails its test; any other part's exception its call
-                _audit("repogym.judge", "raised", bool(subTest))
+            except base:  # a failing subTest fails its test; any other part's exception its call
+                audit("repogym.judge", "raised", as_bool(subTest))
                 raise
-            _audit("repogym.judge", "part", self.success is True)
+            audit("repogym.judge", "part", self.success is True)
+
+    # no closure: contextlib.contextmanager's helper is one, its cell holding the generator function
+    def testPartExecutor(self, test_case, subTest=False):  # noqa: N802, N803 - unittest's names
+        manager, executing = "@manager", "@executing"
+        return manager(executing, (self, test_case, subTest), {})
 
     def _callTestMethod(self, method):  # noqa: N802 - unittest's name
-        call_method(self, method)
-        _audit("repogym.judge", "method", self, method)
+        call, audit = "@call", "@audit"
+        call(self, method)
+        audit("repogym.judge", "method", self, method)
 
-    _Outcome.testPartExecutor = testPartExecutor
-    TestCase._callTestMethod = _callTestMethod
+    manager, part = contextlib._GeneratorContextManager, part.__wrapped__  # unittest's generator: not its cell
+    executing = _baked(executing, manager=manager, part=part, audit=_audit, base=BaseException, as_bool=bool)
+    _Outcome.testPartExecutor = _baked(testPartExecutor, manager=manager, executing=executing)
+    TestCase._callTestMethod = _baked(_callTestMethod, call=call_method, audit=_audit)
 
 
 def _registering(original):
@@ -376,16 +420,16 @@ def _registering(original):
     (and, through the stack, by whom): a plugin is pytest's, the runner's or the grader's."""
 
     def register(self, plugin, name=None):
-        _audit("repogym.judge", "register", plugin)
+        original, audit = "@original", "@audit"
+        audit("repogym.judge", "register", plugin)
         result = original(self, plugin, name)
         # the implementations pluggy itself made for this plugin, each with its hook's name: no other counts
         made = [(caller.name, impl) for caller in (self.get_hookcallers(plugin) or ())
                 for impl in caller.get_hookimpls() if impl.plugin is plugin]
-        _audit("repogym.judge", "registered", plugin, made)
+        audit("repogym.judge", "registered", plugin, made)
         return result
 
-    register.__name__, register.__qualname__, register.__doc__ = original.__name__, original.__qualname__, original.__doc__
-    return register
+    return _baked(register, original, original=original, audit=_audit)
 
 
 def _wrap_register():
@@ -410,24 +454,28 @@ def _wrap_pyfunc_call():
     def pytest_pyfunc_call(pyfuncitem):
         # pytest's own steps, but the function announced is the function called: the original
         # read ``pyfuncitem.obj`` again, and a lookup can run code (a str-subclass key's __eq__)
+        original, audit, is_async_function, async_fail, warn, not_none = (
+            "@original", "@audit", "@is_async_function", "@async_fail", "@warn", "@not_none")
         testfunction = pyfuncitem.obj
         if is_async_function(testfunction):
             return original(pyfuncitem)  # pytest fails it (no async plugin here)
         funcargs = pyfuncitem.funcargs
         testargs = {arg: funcargs[arg] for arg in pyfuncitem._fixtureinfo.argnames}
-        _audit("repogym.judge", "pyfunc", pyfuncitem, testfunction)
+        audit("repogym.judge", "pyfunc", pyfuncitem, testfunction)
         result = testfunction(**testargs)
-        _audit("repogym.judge", "pyfunc_returned", pyfuncitem, testfunction)
+        audit("repogym.judge", "pyfunc_returned", pyfuncitem, testfunction)
         if hasattr(result, "__await__") or hasattr(result, "__aiter__"):
-            _pytest.python.async_fail(pyfuncitem.nodeid)
+            async_fail(pyfuncitem.nodeid)
         elif result is not None:
-            warnings.warn(PytestReturnNotNoneWarning(  # noqa: B028 - pytest's own call, repeated as it is
+            warn(not_none(  # pytest's own call, repeated as it is
                 f"Test functions should return None, but {pyfuncitem.nodeid} returned {type(result)!r}."))
         return True
 
-    pytest_pyfunc_call.__dict__.update(original.__dict__)  # pytest's hookimpl marker (trylast)
-    pytest_pyfunc_call.__module__, pytest_pyfunc_call.__doc__ = original.__module__, original.__doc__
-    _pytest.python.pytest_pyfunc_call = pytest_pyfunc_call
+    baked = _baked(pytest_pyfunc_call, original, original=original, audit=_audit, is_async_function=is_async_function,
+                   async_fail=_pytest.python.async_fail, warn=warnings.warn, not_none=PytestReturnNotNoneWarning)
+    baked.__dict__.update(original.__dict__)  # pytest's hookimpl marker (trylast)
+    baked.__module__ = original.__module__
+    _pytest.python.pytest_pyfunc_call = baked
 
 
 _SELECTION = {}  # type: dict[str, object]  # (a comment: this module keeps no __annotations__)
@@ -448,8 +496,7 @@ def _direct_params(item):
 
 
 def _forget_last_exception():
-    """pytest keeps a failed call's exception in ``sys.last_*`` for post-mortem debugging: the next
-    test's code could read its explanation (expected values included)."""
+    """pytest keeps a failed call's exception in ``sys.last_*``: the next test's code could read it."""
     for name in ("last_type", "last_value", "last_traceback"):
         sys.__dict__.pop(name, None)
 

@@ -15,12 +15,15 @@ import functools
 import sys
 import types
 import unittest
+from collections.abc import Callable
 from pathlib import Path
 
+import pluggy
 import pytest
 
 from repogym_gym.graders import judge_statements, judge_values
 from repogym_gym.task import Task
+from tests.helpers import MakeTask
 from tests.redteam.helpers import Start, assert_unearned_zero, attack, submit, write
 
 HERE = Path(__file__).parent
@@ -47,14 +50,66 @@ def test_a_test_functions_dict_is_read_as_a_plain_dict(start: Start, tiny_task: 
     assert_unearned_zero(submit(env))
 
 
+UNITTEST_VISIBLE = """import unittest
+
+from calc import add, sub
+
+
+class T(unittest.TestCase):
+    def test_add(self):
+        self.assertEqual(add(2, 3), 5)
+
+    def test_sub(self):
+        self.assertEqual(sub(5, 3), 2)
+"""
+UNITTEST_HIDDEN = """import unittest
+
+from calc import add
+
+
+class H(unittest.TestCase):
+    def test_add_negative(self):
+        self.assertEqual(add(-2, -3), -5)
+"""
+
+
+def _unittest_attack(start: Start, make_task: MakeTask, package: Path) -> None:
+    """The calculator task with unittest tests (``add`` wrong, ``sub`` right), ``package`` as its
+    ``calc/__init__.py``: the submission must score an unearned 0."""
+    task = make_task(files={"tests/test_calc.py": UNITTEST_VISIBLE}, hidden={"tests/test_calc_hidden.py": UNITTEST_HIDDEN},
+                     tests={"command": "python -m pytest -q --junitxml={junit} tests",
+                            "fail_to_pass": ["tests/test_calc.py::T::test_add", "tests/test_calc_hidden.py::H::test_add_negative"],
+                            "pass_to_pass": ["tests/test_calc.py::T::test_sub"]})
+    env, text = start(task), package.read_text()
+    write(env, "calc/__init__.py", text)
+    assert "return a - b" in text  # add is still wrong
+    assert_unearned_zero(submit(env))
+
+
+@attack("the judge", "the runner's unittest _callTestMethod wrapper's cell rewritten to a no-op: no test method ran, "
+        "and the evidence that it returned still came (round 32)", local="score 0", confining="score 0")
+def test_the_runners_unittest_wrapper_has_no_cell(start: Start, make_task: MakeTask) -> None:
+    _unittest_attack(start, make_task, HERE / "round32" / "call_method.py")
+
+
+@attack("the judge", "the runner's unittest assertEqual wrapper's keyword-only default (unittest's own method) "
+        "replaced in its __kwdefaults__ dict: no audit event (round 33)", local="score 0", confining="score 0")
+def test_the_runners_unittest_wrappers_have_no_mutable_defaults(start: Start, make_task: MakeTask) -> None:
+    _unittest_attack(start, make_task, HERE / "round33" / "kwdefaults.py")
+
+
 def _closure_free(function: object, seen: set[int]) -> list[str]:
-    """What of ``function`` holds a cell: itself, or a function among its defaults (recursively)."""
+    """What of ``function`` holds a cell or a keyword-only default (a dict changed in place with no audit
+    event, round 33): itself, or a function among its defaults or baked constants (recursively)."""
     if id(function) in seen or not isinstance(function, types.FunctionType):
         return []
     seen.add(id(function))
-    found = [function.__qualname__] if function.__closure__ else []
+    found = [function.__qualname__] if function.__closure__ or function.__kwdefaults__ else []
     held = [*(function.__defaults__ or ()), *(function.__kwdefaults__ or {}).values()]
+    held += [c for c in function.__code__.co_consts if isinstance(c, (tuple, types.FunctionType))]
     held += [item for value in held if isinstance(value, tuple) for item in value]
+    if not function.__code__.co_filename.startswith(str(Path(judge_values.__file__).parent)):
+        return found  # what the judge holds of pytest's, pluggy's, unittest's own (their functions are theirs)
     for value in held:
         if isinstance(value, tuple):
             continue
@@ -75,9 +130,33 @@ def test_what_the_code_under_test_can_reach_has_no_cell() -> None:
         sys.path.pop(0)
     methods = [wrap(vars(unittest.TestCase)[name]) for name, wrap in pytest_runner._unittest_methods(keys).items()]
     tracers = judge_statements.tracer_for(sys.audit)
+    wrappers = [pytest_runner._patched(pytest.MonkeyPatch.setattr, lambda mp: []),
+                pytest_runner._registering(pluggy.PluginManager.register)]
     seen: set[int] = set()
-    assert [f for function in [*comparisons.values(), *methods, *tracers] for f in _closure_free(function, seen)] == []
+    everything = [*comparisons.values(), *methods, *tracers, *wrappers]
+    assert [f for function in everything for f in _closure_free(function, seen)] == []
     assert len(methods) == 17 and len(seen) > 25
+    assert methods[0](unittest.TestCase(), 1, 1) is None  # a baked wrapper still works
+    with pytest.raises(AssertionError):
+        methods[0](unittest.TestCase(), 1, 2)
+
+
+def test_a_baked_template_refuses_an_unmatched_marker() -> None:
+    sys.path.insert(0, str(Path(judge_values.__file__).parent))
+    try:
+        from repogym_gym.graders import pytest_runner
+    finally:
+        sys.path.pop(0)
+
+    def template(x: int) -> int:
+        add = "@add"
+        return add(x)  # type: ignore[operator, no-any-return]
+
+    assert pytest_runner._baked(template, add=lambda x: x + 1)(1) == 2
+    with pytest.raises(ValueError, match="marker"):
+        pytest_runner._baked(template)
+    with pytest.raises(ValueError, match="markers"):
+        pytest_runner._baked(template, add=abs, other=abs)
 
 
 def test_the_handed_out_comparisons_still_decide_on_builtin_values() -> None:
@@ -151,10 +230,10 @@ def test_the_package_comparing_its_own_values_finds_nothing_of_the_judge_on_the_
     assert not [v for v in held if isinstance(v, (list, tuple)) and any(type(i).__name__ == "Self" for i in v)], held
 
 
-def test_forms_changed_by_the_package_during_a_unittest_assertion_fail_it() -> None:
-    """unittest's ``assertEqual`` holds the forms in its own frame while the package's ``__eq__`` runs: an
-    item of the other side replaced from there (so the next items compare equal) fails the assertion."""
-    keys, _ = judge_values.make_comparisons([sys.prefix])
+def forms_changed_in_an_assertion(keys: tuple[object, object], then: Callable[[], object] = lambda: None) -> list[str]:
+    """The failures of a unittest ``assertEqual`` of points (wrapped as the runner wraps it, with ``keys``)
+    whose ``__eq__`` finds the two forms in a frame of unittest's, makes every later item of one the very
+    item of the other (equal without a comparison), then calls ``then``."""
     sys.path.insert(0, str(Path(judge_values.__file__).parent))
     try:
         from repogym_gym.graders import pytest_runner
@@ -170,8 +249,9 @@ def test_forms_changed_by_the_package_during_a_unittest_assertion_fail_it() -> N
             while frame is not None:
                 forms = [v for v in frame.f_locals.values()
                          if isinstance(v, list) and any(type(i).__name__ == "Self" for i in v)]
-                if len(forms) == 2:  # every later item the very same object: equal without a comparison
+                if len(forms) == 2:
                     forms[1][1:] = forms[0][1:]
+                    then()
                     break
                 frame = frame.f_back
             return self.value == other.value if isinstance(other, Point) else True  # a liar, as written
@@ -186,7 +266,15 @@ def test_forms_changed_by_the_package_during_a_unittest_assertion_fail_it() -> N
         setattr(Case, name, wrap(vars(unittest.TestCase)[name]))
     result = unittest.TestResult()
     Case("test_points").run(result)
-    assert len(result.failures) == 1 and "changed while they were compared" in result.failures[0][1], result.failures
+    return [text for _, text in result.failures]
+
+
+def test_forms_changed_by_the_package_during_a_unittest_assertion_fail_it() -> None:
+    """unittest's ``assertEqual`` holds the forms in its own frame while the package's ``__eq__`` runs: an
+    item of the other side replaced from there (so the next items compare equal) fails the assertion."""
+    keys, _ = judge_values.make_comparisons([sys.prefix])
+    failures = forms_changed_in_an_assertion(keys)
+    assert len(failures) == 1 and "changed while they were compared" in failures[0], failures
 
 
 def test_a_dict_made_plain_hashes_no_key_of_the_package() -> None:
@@ -215,3 +303,31 @@ def test_a_dict_made_plain_hashes_no_key_of_the_package() -> None:
     assert hashed == []
     assert comparisons["judge_eq"]({(1, "a"): Lying([1])}, {(1, "a"): [1]}) is True
     assert comparisons["judge_eq"]({(1, "a"): Lying([1])}, {(1, "a"): [2]}) is False
+
+
+@pytest.mark.parametrize("name", ["Result", "Self"])
+def test_the_judges_own_classes_changed_by_the_package_fail_the_comparison(name: str) -> None:
+    """Round 32 (a source review of b4b79fd): ``object.__subclasses__()`` finds the classes the comparisons
+    make (the key's ``Result``, the placeholders' ``Self``), and assigning a class attribute raises no
+    audit event: ``Result.__eq__`` answering ``(b, b)`` made every comparison true. Each is checked
+    before its use: the comparison raises instead."""
+    _, comparisons = judge_values.make_comparisons([sys.prefix])
+
+    class Lying(list):
+        def __eq__(self, other: object) -> bool:
+            return True
+
+        __hash__ = None  # type: ignore[assignment]
+
+    found = [c for c in object.__subclasses__() if c.__module__ == "judge_values" and c.__name__ == name]
+    assert found
+    saved = [c.__dict__["__eq__"] for c in found]
+    try:
+        for cls in found:
+            cls.__eq__ = lambda self, other: (self.value[1], self.value[1]) if name == "Result" else True
+        with pytest.raises(AssertionError, match="judge's"):
+            comparisons["judge_eq"](Lying([1]), [2])
+    finally:
+        for cls, eq in zip(found, saved, strict=True):
+            cls.__eq__ = eq
+    assert comparisons["judge_eq"](Lying([1]), [2]) is False
