@@ -33,6 +33,9 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
                               "judge_code", "judge_namespaces", "judge_objects", "judge_ledger", "judge_statements",
                               "judge_values"))
     watched_modules = set()
+    _ValueError, _cell_type = J["ValueError"], _type((lambda: verdict_path).__closure__[0])
+    cell_get = _class_dict(_cell_type)["cell_contents"].__get__
+    cells = [(), (), ()]  # the verdict path's closure cells that hold code, what each held, whose (co_qualname) each is
 
     _dict, _dict_values, _dict_items = J["dict"], J["dict"].values, J["dict"].items
 
@@ -112,8 +115,10 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         return _list(_dict_values(mapping)) if _type(mapping) is _dict else _list(mapping.values())
 
     def check_verdict_path(namespace, classes):
-        """Before a pass: the trusted verdict path, the test's module and the test classes of its MRO."""
+        """Before a pass: the trusted verdict path (its closure cells too), the test's module and the test
+        classes of its MRO."""
         check_group("core")
+        check_cells()
         check_group(_id(namespace))
         for cls in classes:
             check_group(_id(cls))
@@ -145,8 +150,51 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
             return None
         return namespace
 
+    def take_cells(values):
+        """The closure cells of the functions among ``values`` (methods, accessors, the functions a cell or a
+        code object's constants hold) that hold code: a cell is rewritten with no audit event (round 32's review rewrote contextlib's helper
+        cell holding unittest's part executor, and the runner's own)."""
+        found, stack, seen = [], _list(values), J["set"]()
+        while stack:
+            value = stack.pop()
+            t = _type(value)
+            if t is _classmethod or t is _staticmethod:
+                stack.append(value.__func__)
+            elif t is _property:
+                stack.extend(p for p in (value.fget, value.fset, value.fdel) if p is not None)
+            elif t is _FunctionType and _id(value) not in seen:
+                seen.add(_id(value))
+                consts = value.__code__.co_consts  # a function the runner baked holds what it calls there
+                stack.extend(consts)
+                stack.extend(_chain(c for c in consts if _type(c) is _tuple))
+                for cell in value.__closure__ or ():
+                    try:
+                        held = cell_get(cell)
+                    except _ValueError:  # empty yet
+                        continue
+                    if is_code_like(held):
+                        found.append((cell, held, value.__code__.co_qualname))
+                        stack.append(held)
+        cells[:] = [_tuple(c for c, _, _ in found), _tuple(h for _, h, _ in found), _tuple(q for _, _, q in found)]
+
+    def check_cells():
+        """Every cell :func:`take_cells` found holds what it held (flat; named one by one when not)."""
+        try:
+            if _all(_map(_is, _map(cell_get, cells[0]), cells[1])):
+                return
+        except _ValueError:
+            pass
+        for cell, held, qualname in _zip(*cells):
+            try:
+                now = cell_get(cell)
+            except _ValueError:
+                now = None
+            if now is not held:
+                violate(f"a closure cell of {qualname} (the verdict path's) was rewritten (now a {name_of(now)})")
+
     def take_snapshot():
         """Every trusted module and the classes it defines, as they are before task code runs."""
+        on_path_values = []
         for name, module in _list(_modules.items()):
             namespace = module_namespace_of(module)
             if namespace is None or _type(name) is not _str:
@@ -158,6 +206,7 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
             if on_path:
                 watched.append(snap)
                 add_row("core", snap)
+                on_path_values.extend(_list(namespace.values()))
             for value in _list(namespace.values()):
                 if _type(value) is _type and _class_dict(value).get("__module__") == name:
                     protected_classes[_id(value)] = value
@@ -166,6 +215,8 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
                     if on_path:
                         watched.append(snap)
                         add_row("core", snap)
+                        on_path_values.extend(_list(_class_dict(value).values()))
+        take_cells(on_path_values)
         state["modules"] = {name: _id(m) for name, m in _list(_modules.items()) if _id(m) in protected_modules}
 
     def is_code_like(value):
@@ -241,6 +292,7 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
     def check_everything():
         """At the end: the snapshot, and no trusted module (one loaded late included) holds submission code."""
         compare(watched, identity=True)
+        check_cells()
         on_path = J["set"](_map(_id, watched))
         compare([snap for snap in everything if _id(snap) not in on_path], identity=False)
         for name, module in _list(_modules.items()):

@@ -318,10 +318,8 @@ def _wrap_equality(selection):
 
 
 def _unittest_methods(keys):
-    """{name: wrapper factory} for unittest's assertions that compare two values (the ``assertEqual``
-    family, ``assertNotEqual``, ``assertAlmostEqual``, ``assertNotAlmostEqual``, ``assertCountEqual``,
-    ``assertIn``, ``assertNotIn``, ``assertLess``, ``assertLessEqual``, ``assertGreater``,
-    ``assertGreaterEqual``): the assertion runs as written, then, where a side answered for a builtin
+    """{name: wrapper factory} for unittest's assertions that compare two values (``names`` below, and the
+    deprecated aliases of Python < 3.12): the assertion runs as written, then, where a side answered for a builtin
     value, once more on the builtin values (``plain_key(first) == plain_key(second)`` of ``keys``, see
     ``judge_values.make_comparisons``), which must be as they were made when it returns; any error of
     that second run but the case's ``failureException`` is one too ("not comparable as builtin
@@ -358,7 +356,10 @@ def _unittest_methods(keys):
              "assertSequenceEqual", "assertMultiLineEqual", "assertNotEqual", "assertAlmostEqual",
              "assertNotAlmostEqual", "assertCountEqual", "assertIn", "assertNotIn", "assertLess",
              "assertLessEqual", "assertGreater", "assertGreaterEqual")
-    return {name: checked for name in names}
+    # Python < 3.12's deprecated aliases call the originals they closed over (a cell the policy watches)
+    aliases = ("assertEquals", "failUnlessEqual", "assertNotEquals", "failIfEqual", "assertAlmostEquals",
+               "failUnlessAlmostEqual", "assertNotAlmostEquals", "failIfAlmostEqual")
+    return {name: checked for name in (*names, *(a for a in aliases if a in vars(sys.modules["unittest"].TestCase)))}
 
 
 def _short(value, _repr=object.__repr__, _Exception=Exception):
@@ -380,10 +381,9 @@ def _wrap_monkeypatch():
 
 
 def _wrap_unittest():
-    """unittest records failures through result methods an instance attribute could hide (addFailure
-    made a no-op was a pass): each exception a test part raises is told to the policy where unittest
-    catches it; a part that ends clean tells whether the outcome still says success (``_outcome.success
-    = False`` skipped the method, raising nothing); ``_callTestMethod`` which method returned."""
+    """unittest records failures through result methods an instance attribute could hide: each exception
+    a part raises is told to the policy where unittest catches it; a clean part, whether the outcome still
+    says success (``_outcome.success = False`` skipped the method); ``_callTestMethod``, what returned."""
     import contextlib
     from unittest.case import TestCase, _Outcome
 

@@ -21,10 +21,11 @@ from pathlib import Path
 import pluggy
 import pytest
 
+from repogym_gym.episode import StepResult
 from repogym_gym.graders import judge_statements, judge_values
 from repogym_gym.task import Task
 from tests.helpers import MakeTask
-from tests.redteam.helpers import Start, assert_unearned_zero, attack, submit, write
+from tests.redteam.helpers import Start, assert_unearned_zero, attack, component, submit, write
 
 HERE = Path(__file__).parent
 KEY_TYPE = type(functools.cmp_to_key(lambda a, b: 0))
@@ -73,17 +74,22 @@ class H(unittest.TestCase):
 """
 
 
-def _unittest_attack(start: Start, make_task: MakeTask, package: Path) -> None:
-    """The calculator task with unittest tests (``add`` wrong, ``sub`` right), ``package`` as its
-    ``calc/__init__.py``: the submission must score an unearned 0."""
-    task = make_task(files={"tests/test_calc.py": UNITTEST_VISIBLE}, hidden={"tests/test_calc_hidden.py": UNITTEST_HIDDEN},
+def _unittest_attack(start: Start, make_task: MakeTask, package: Path, alias: bool = False) -> StepResult:
+    """The calculator task with unittest tests (``add`` wrong, ``sub`` right; with ``alias``, asserted by the
+    deprecated ``assertEquals``), ``package`` as its ``calc/__init__.py``: the submission scores an unearned
+    0 (returned)."""
+    visible, hidden = (text.replace("assertEqual(", "assertEquals(" if alias else "assertEqual(")
+                       for text in (UNITTEST_VISIBLE, UNITTEST_HIDDEN))
+    task = make_task(files={"tests/test_calc.py": visible}, hidden={"tests/test_calc_hidden.py": hidden},
                      tests={"command": "python -m pytest -q --junitxml={junit} tests",
                             "fail_to_pass": ["tests/test_calc.py::T::test_add", "tests/test_calc_hidden.py::H::test_add_negative"],
                             "pass_to_pass": ["tests/test_calc.py::T::test_sub"]})
     env, text = start(task), package.read_text()
     write(env, "calc/__init__.py", text)
     assert "return a - b" in text  # add is still wrong
-    assert_unearned_zero(submit(env))
+    result = submit(env)
+    assert_unearned_zero(result)
+    return result
 
 
 @attack("the judge", "the runner's unittest _callTestMethod wrapper's cell rewritten to a no-op: no test method ran, "
@@ -98,18 +104,27 @@ def test_the_runners_unittest_wrappers_have_no_mutable_defaults(start: Start, ma
     _unittest_attack(start, make_task, HERE / "round33" / "kwdefaults.py")
 
 
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="unittest's deprecated aliases were removed in Python 3.12")
+@attack("the judge", "unittest's deprecated assertEquals alias's cell (the original assertEqual) made a no-op: "
+        "no audit event, and the alias was not wrapped (round 33)", local="score 0", confining="score 0")
+def test_a_cell_of_the_verdict_path_rewritten_voids_the_run(start: Start, make_task: MakeTask) -> None:
+    result = _unittest_attack(start, make_task, HERE / "round33" / "alias_cell.py", alias=True)
+    invalid = str(component(result, "tests")["details"].get("invalid") or "")
+    assert "closure cell of TestCase._deprecate.<locals>.deprecated_func" in invalid, repr(component(result, "tests"))
+
+
 def _closure_free(function: object, seen: set[int]) -> list[str]:
     """What of ``function`` holds a cell or a keyword-only default (a dict changed in place with no audit
     event, round 33): itself, or a function among its defaults or baked constants (recursively)."""
     if id(function) in seen or not isinstance(function, types.FunctionType):
         return []
     seen.add(id(function))
-    found = [function.__qualname__] if function.__closure__ or function.__kwdefaults__ else []
     held = [*(function.__defaults__ or ()), *(function.__kwdefaults__ or {}).values()]
     held += [c for c in function.__code__.co_consts if isinstance(c, (tuple, types.FunctionType))]
     held += [item for value in held if isinstance(value, tuple) for item in value]
     if not function.__code__.co_filename.startswith(str(Path(judge_values.__file__).parent)):
-        return found  # what the judge holds of pytest's, pluggy's, unittest's own (their functions are theirs)
+        return []  # what the judge holds of pytest's, pluggy's, unittest's own (their cells the policy watches)
+    found = [function.__qualname__] if function.__closure__ or function.__kwdefaults__ else []
     for value in held:
         if isinstance(value, tuple):
             continue
@@ -135,7 +150,7 @@ def test_what_the_code_under_test_can_reach_has_no_cell() -> None:
     seen: set[int] = set()
     everything = [*comparisons.values(), *methods, *tracers, *wrappers]
     assert [f for function in everything for f in _closure_free(function, seen)] == []
-    assert len(methods) == 17 and len(seen) > 25
+    assert len(methods) >= 17 and len(seen) > 25  # 25 with Python 3.11's deprecated aliases
     assert methods[0](unittest.TestCase(), 1, 1) is None  # a baked wrapper still works
     with pytest.raises(AssertionError):
         methods[0](unittest.TestCase(), 1, 2)
