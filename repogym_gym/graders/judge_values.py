@@ -1,31 +1,20 @@
-"""Comparisons as builtin values: a test's ``==``, ``<``, ``in``... on data is not answered by a class
-of the code under test (part of the judge, copied beside the runner; standard library only).
+"""Comparisons as builtin values: a test's ``==``, ``<``, ``in``... on data is not answered by a class of
+the code under test (part of the judge, copied beside the runner; standard library only). A ``list``
+subclass whose ``__eq__`` is always True passed every ``assert got == want`` of a mined suite (round 14).
 
-A ``list`` subclass whose ``__eq__`` is always True passed every ``assert got == want`` of a mined suite
-with the bug in place (round 14). The rule: a comparison that a test makes is decided between the
-**canonical forms** of both sides, where a value's canonical form is
-
-- an exact ``str``, ``bytes``, ``int``, ``float``, ``complex``, ``bool`` or ``None``: itself;
-- an exact ``list``, ``tuple``, ``dict``, ``set``, ``frozenset``: the same container of its items' forms;
-- a subclass of one of those: its exact builtin copy (``list.copy``, ``str`` slicing,
-  ``int.__pos__``..., the builtin types' own C methods, so no code of the task runs) made canonical,
-  if a class of its MRO that is not genuine (below) defines a comparison, a hash, iteration, length
-  or item access, or if an item's form differs; otherwise itself (namedtuples, ``Counter``, enums keep
-  their own comparisons);
-- a ``UserList``, ``UserDict``, ``UserString``, ``deque``, ``SimpleNamespace`` or ``mappingproxy``:
-  the form of what it holds (a placeholder if its ``data`` is not instance data);
-- any other value: itself if its class is genuine and nothing it holds has a different form, else a
-  **placeholder** (also a ``weakref.proxy``), equal to and ordered against only another placeholder,
-  by the package's own comparison, never equal to builtin data (ordered against it: ``TypeError``).
-
-A class is *genuine* if it is a C type, or a module of the installation or the grader names it and
-each comparison method it defines is code of that file named as that class's (a genuine comparison
-in Python inherited below a package class, ``Mapping.__eq__``, is the package's; ``mock.ANY`` only if
-the grader uses it); *whole* (bases genuine, every function and accessor it holds the installation's,
-no value of a package class that serves or compares); and *unchanged* since judged (round 19).
-
-Set up by the runner before any task code runs: each comparison of a grader file becomes a call that
-decides it (:func:`plain_comparisons`), and unittest's assertions (``_unittest_methods``).
+A comparison a test makes is decided between the **canonical forms** of both sides: an exact scalar
+(``str``, ``bytes``, ``int``, ``float``, ``complex``, ``bool``, ``None``) is itself; an exact container the
+same container of its items' forms; a subclass of those its exact builtin copy (made by the builtin types'
+own C methods) if a class of its MRO that is not genuine answers a comparison, hash, iteration, length or
+item access, or an item's form differs (else itself: namedtuples, ``Counter``, enums); ``UserList``,
+``UserDict``, ``UserString``, ``deque``, ``SimpleNamespace``, ``mappingproxy`` the form of what they hold;
+any other value itself if its class is genuine and nothing it holds differs, else a **placeholder**
+(``weakref.proxy`` too), equal to and ordered against only another placeholder, by the package's own
+comparison, never equal to builtin data. A class is *genuine* if it is a C type, or a module of the
+installation or the grader names it and each comparison it defines is that file's code under that
+class's name (``mock.ANY`` only if the grader uses it); *whole* (bases genuine, every function and
+accessor the installation's); and *unchanged* since judged (round 19). The runner rewrites each
+comparison of a grader file into a call (:func:`plain_comparisons`) and wraps unittest's assertions.
 """
 
 import functools
@@ -33,17 +22,13 @@ import sys
 
 
 def make_comparisons(roots, graders=(), wildcards=True):
-    """``((plain_key, intact_key), comparisons)``. ``plain_key(left) == plain_key(right)`` is ``(a, b)``:
-    both sides as the builtin values they compare as (the module's rule); ``intact_key(None) ==
-    intact_key(None)`` whether the last pair that changed is still as it was made (see ``intact``); both
-    are opaque ``functools.cmp_to_key`` objects; ``comparisons``: ``{"judge_eq": ..., "judge_ne",
-    "judge_lt", "judge_le", "judge_gt", "judge_ge", "judge_in", "judge_not_in"}``, each
-    ``(left, right) -> result`` of that comparison, decided on the builtin values when a side answered
-    for one (a placeholder against builtin data: ``==`` False, ``<`` a ``TypeError``). ``roots``:
-    absolute directories of the interpreter's installation, ``graders``: absolute paths of the grader's
-    files (classes defined in either keep their own comparisons); ``wildcards``: whether the grader's
-    files use ``mock.ANY`` themselves (if not, a value equal to anything is the package's doing: round
-    16 returned ``mock.ANY`` from the code under test)."""
+    """``((plain_key, intact_key), comparisons)``: ``plain_key(left) == plain_key(right)`` is ``(a, b)``, both
+    sides as the builtin values they compare as; ``intact_key(None) == intact_key(None)`` whether the pairs
+    made are as made (``intact``); both opaque ``functools.cmp_to_key`` objects. ``comparisons``: ``judge_eq``,
+    ``_ne``, ``_lt``, ``_le``, ``_gt``, ``_ge``, ``_in``, ``_not_in``, each ``(left, right) -> result``, decided
+    on the builtin values when a side answered for one (a placeholder against builtin data: ``==`` False,
+    ``<`` a ``TypeError``). ``roots``: the installation's directories; ``graders``: the grader's files;
+    ``wildcards``: whether those use ``mock.ANY`` (if not, a value equal to anything is the package's)."""
     _type, _str, _bytes, _tuple, _list, _dict, _set, _frozenset, _slice, _any, _bool, _zip = (
         type, str, bytes, tuple, list, dict, set, frozenset, slice, any, bool, zip)
     # _id: object.__hash__, the address rotated by 4 bits (one-to-one like id(), and no builtins.id audit event)
@@ -86,7 +71,7 @@ def make_comparisons(roots, graders=(), wildcards=True):
     _staticmethod, _classmethod = staticmethod, classmethod
     c_methods = frozenset(map(_id, (_type(object.__eq__), _type(list.copy), _type(len), _type(None))))  # slot wrappers, C methods
     installed = {_id(m): m for m in list(sys.modules.values())}  # before any code of the task ran
-    _all, _len, _getattribute, _map, _property = all, len, object.__getattribute__, map, property
+    _all, _len, _map, _property = all, len, map, property
     import itertools as _itertools
     import operator as _operator
 
@@ -105,12 +90,22 @@ def make_comparisons(roots, graders=(), wildcards=True):
     _flags = type.__dict__["__flags__"].__get__
     heap_type = 1 << 9  # Py_TPFLAGS_HEAPTYPE: every class made by Python code has it; a C type of the interpreter does not
 
+    _getset = _type(type.__dict__["__dict__"])
+
     def _instance_dict(value):
-        try:
-            found = _getattribute(value, "__dict__")
-        except _Exception:  # noqa: BLE001 - no instance dict: nothing held
-            return {}
-        return _plain(found) if _type(found) is _dict else {}
+        """``value``'s instance dict, read by the interpreter's own descriptor: ``{}`` if it has none, None if
+        the first ``__dict__`` of its class's MRO is not a C one (a package's property ran here: round 32)."""
+        for c in _mro(_type(value)):
+            entry = _class_dict(c).get("__dict__")
+            if entry is not None:
+                if _type(entry) is not _getset and _type(entry) is not _member_descriptor:
+                    return None
+                try:
+                    found = entry.__get__(value, _type(value))
+                except _Exception:  # noqa: BLE001 - another class's descriptor (its layout checked): not read
+                    return None
+                return _plain(found) if _type(found) is _dict else None
+        return {}
     genuine = {}  # id(class) -> (class, whether it is a class of the interpreter's installation)
     snapshots = {}  # id(class) -> (class, MRO, its dict's values, its module's namespace, code_of(that)) when judged
     # the comparisons a test decides on builtin values, and what a subclass can answer for its
@@ -224,7 +219,7 @@ def make_comparisons(roots, graders=(), wildcards=True):
         (a ``partial`` of the package's function is not: what it calls is not in its ``__dict__``)."""
         if _id(_type(value)) in getters:
             return True
-        return _type(value) is _lru_wrapper and installation_code(_instance_dict(value).get("__wrapped__"), "")
+        return _type(value) is _lru_wrapper and installation_code((_instance_dict(value) or {}).get("__wrapped__"), "")
 
     def whole(cls, own, filename):
         """Whether everything a class of the installation is made of is the installation's: each base is
@@ -257,7 +252,10 @@ def make_comparisons(roots, graders=(), wildcards=True):
             elif not _any(_map(_is, mro, _repeat(t))):  # data: nothing in it answers for itself (an enum's members are its own)
                 if serves(t):
                     return False
-                for held in _list(_instance_dict(value).values()):  # cached_property.func, partialmethod.func
+                data = _instance_dict(value)
+                if data is None:
+                    return False
+                for held in _list(data.values()):  # cached_property.func, partialmethod.func
                     if _type(held) is _FunctionType and not installation_code(held, filename):
                         return False
         return True
@@ -338,7 +336,7 @@ def make_comparisons(roots, graders=(), wildcards=True):
                 return value if changed_inside(copy, value, base) else copy
             if _id(base) in holders:  # UserList, UserDict, UserString compare as what their .data holds
                 own = _instance_dict(value)
-                if "data" not in own or _any("data" in _class_dict(c) for c in _mro(t) if c is not base and not is_genuine(c)):
+                if own is None or "data" not in own or _any("data" in _class_dict(c) for c in _mro(t) if c is not base and not is_genuine(c)):
                     return placeholder(value)  # .data is not the instance's own (a property, a slot of the package's)
                 data = own["data"]
                 held = plain(data, depth + 1)
@@ -349,7 +347,7 @@ def make_comparisons(roots, graders=(), wildcards=True):
                 return value if held is items else _deque(held)
             if base is _namespace:  # SimpleNamespace compares its attributes
                 data = _instance_dict(value)
-                held = plain(data, depth + 1)
+                held = plain(data, depth + 1) if data is not None else placeholder(value)
                 return value if held is data else held
         if t is _mappingproxy_type:  # compares as the mapping it wraps: as that mapping's items, plainly
             return plain(_dict(value.items()), depth + 1)
@@ -374,7 +372,10 @@ def make_comparisons(roots, graders=(), wildcards=True):
     def holds_a_liar(value, t, depth):
         """Whether what ``value`` holds (its instance dict and slots, read past any descriptor of the
         package's: the slots' own member descriptors) answers for itself once made plain."""
-        held = _list(_instance_dict(value).values())
+        data = _instance_dict(value)
+        if data is None:
+            return True
+        held = _list(data.values())
         for c in _mro(t):
             slots = _class_dict(c).get("__slots__", ())
             for name in ((slots,) if _type(slots) is _str else slots if _type(slots) is _tuple or _type(slots) is _list else ()):

@@ -8,6 +8,8 @@
   own ``__eq__`` while a class was judged (findings 9, 10);
 - pytest's rewriting import hook taken out of ``sys.meta_path``: later test modules were compiled plainly, which
   the policy accepted as their files' own code (finding 3; now refused once pytest installed the hook);
+- a class's own ``__dict__`` property ran while the forms were made (``object.__getattribute__``; finding 6);
+- a ``set`` subclass planted as the plugin manager's ``_conftest_plugins`` was iterated inside the policy;
 - the opaque keys are reachable (a handed-out comparison's defaults): the package's own call of the plain key
   between the making of the forms and their check replaced the record the check read (finding 11).
 
@@ -19,11 +21,13 @@ from __future__ import annotations
 
 import importlib
 import sys
+import types
 from pathlib import Path
 
 from repogym_gym.graders import judge_values
+from repogym_gym.task import Task
 from tests.helpers import MakeTask
-from tests.redteam.helpers import Start, assert_unearned_zero, attack, submit, write
+from tests.redteam.helpers import Start, assert_unearned_zero, attack, component, submit, write
 from tests.redteam.test_judge_round31 import forms_changed_in_an_assertion
 
 HERE = Path(__file__).parent
@@ -191,3 +195,32 @@ def test_pytests_rewriting_switched_off_voids_the_run(start: Start, make_task: M
     env = start(task)
     write(env, "calc/__init__.py", text)
     assert_unearned_zero(submit(env))
+
+
+@attack("the judge", "a set subclass planted as the plugin manager's _conftest_plugins: its __iter__ ran inside "
+        "the policy's check of pytest's objects (round 32)", local="score 0", confining="score 0")
+def test_a_planted_conftest_set_is_named_not_iterated(start: Start, tiny_task: Task) -> None:
+    env = start(tiny_task)
+    text = (HERE / "round33" / "conftest_set.py").read_text()
+    write(env, "calc/__init__.py", text)
+    result = submit(env)
+    assert_unearned_zero(result)
+    invalid = str(component(result, "tests")["details"].get("invalid") or "")
+    assert "_conftest_plugins" in invalid, repr(component(result, "tests"))
+
+
+def test_an_instance_dict_is_read_by_the_interpreters_descriptor_only() -> None:
+    """Round 32, finding 6: a class of the package that defines ``__dict__`` as a property had it run while
+    the forms were made (``object.__getattribute__(value, "__dict__")``): such a value stands as a placeholder."""
+    ran: list[str] = []
+
+    class Liar(types.SimpleNamespace):
+        @property  # type: ignore[misc]
+        def __dict__(self) -> dict[str, int]:  # type: ignore[override]
+            ran.append("__dict__")
+            return {"a": 1}
+
+    _, comparisons = judge_values.make_comparisons([sys.prefix])
+    assert comparisons["judge_eq"](Liar(a=2), {"a": 1}) is False
+    assert comparisons["judge_eq"](types.SimpleNamespace(a=1), types.SimpleNamespace(a=1)) is True
+    assert ran == []
