@@ -190,10 +190,9 @@ def test_pytests_rewriting_switched_off_voids_the_run(start: Start, make_task: M
                      tests={"command": "python -m pytest -q --junitxml={junit} tests",
                             "fail_to_pass": ["tests/test_calc.py::test_add", "tests/test_calc_hidden.py::test_add_negative"],
                             "pass_to_pass": ["tests/test_a_first.py::test_sub"]})
-    text = (HERE / "round33" / "meta_path.py").read_text()
-    assert "sys.meta_path.remove" in text.replace("_sys", "sys")
-    env = start(task)
+    env, text = start(task), (HERE / "round33" / "meta_path.py").read_text()
     write(env, "calc/__init__.py", text)
+    assert "sys.meta_path.remove" in text.replace("_sys", "sys")  # and add still returns a wrong number
     assert_unearned_zero(submit(env))
 
 
