@@ -86,10 +86,11 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
             if _type(obj) is codes["config_type"] and not relay_or_proxy(_instance_dict(obj, "__dict__").get("hook")):
                 rows.append("hook")
             if obj is manager:  # the conftests a path leaves out of its hooks: only conftests, in pytest's own set
-                plugins = _instance_dict(obj, "__dict__").get("_conftest_plugins", ())
+                plugins = _instance_dict(obj, "__dict__").get("_conftest_plugins", J["set"]())
                 if _type(plugins) is not J["set"]:  # a subclass's __iter__ would run inside the policy (round 32)
                     rows.append("_conftest_plugins")
-                for plugin in _list(plugins) if _type(plugins) is J["set"] else ():
+                    plugins = ()
+                for plugin in _list(plugins):
                     filename = _instance_dict(plugin, "__dict__").get("__file__") if _type(plugin) is J["ModuleType"] else None
                     if _type(filename) is not _str or kind_of_file(filename) != "grader":
                         rows.append("_conftest_plugins")
