@@ -35,6 +35,12 @@ def build(J):  # noqa: C901, N803 - J is the policy's closure state, as in judge
                 ("/asyncio/base_tasks.py", frozenset(("_task_get_stack",))))
     deputy_parts = ("/_pytest/_code/", "/pdb.py", "/bdb.py", "/inspect.py")
 
+    def canonical(filename):
+        """Whether a path has no ``.`` or ``..`` component and no empty one: only such a name is in the
+        directory its prefix names (``os.path.normpath`` of it is itself)."""
+        return not ("//" in filename or "/./" in filename or "/../" in filename or filename.endswith("/")
+                    or filename.endswith("/.") or filename.endswith("/.."))
+
     def kind_of_file(filename):
         """"trusted" (the interpreter's installation, the runner), "grader" (a file whose bytes were
         read first) or "submission" (everything else, made-up names like ``<string>`` included)."""
@@ -45,13 +51,15 @@ def build(J):  # noqa: C901, N803 - J is the policy's closure state, as in judge
             found = "trusted"
         elif filename in grader_bytes:
             found = "grader"
-        elif filename.startswith(tree) or not filename.startswith("/"):
-            found = "submission"
+        elif filename.startswith(tree) or not filename.startswith("/") or not canonical(filename):
+            found = "submission"  # a name through ".." (round 34: a root + "/.." * 40 + a file of the tree) is no root's
         else:
             found = "trusted" if _any(filename.startswith(root) for root in state["roots"]) else "submission"
         if state["roots"]:
             kinds[filename] = found
         return found
+
+    J["canonical"] = canonical
 
     def is_submission(code):
         kind = kind_of_file(code.co_filename)
@@ -282,9 +290,11 @@ def _core(J):  # noqa: N803
         J["class_dict"], J["instance_dict"], J["class_name"], J["class_qualname"], J["class_mro"])
     _mappingproxy, _dict_items = _type(raw_class_dict(_type)), _dict.items
 
-    def plain(mapping):
+    def plain(mapping, proxy=False):
+        """``mapping`` with keys exactly of str, or ``{}`` for what is not a dict; a mappingproxy only with
+        ``proxy`` (a class's own, whose dict is exact: any other proxy runs its mapping's code)."""
         t = _type(mapping)
-        if t is _dict or t is _mappingproxy:
+        if t is _dict or (proxy and t is _mappingproxy):
             if _all(_map(_is, _map(_type, mapping), _repeat(_str))):
                 return mapping
             items = _dict_items(mapping) if t is _dict else mapping.items()  # a proxy's items are its class dict's
@@ -298,7 +308,14 @@ def _core(J):  # noqa: N803
                 for i, (key, value) in _enumerate(_list(items))}
 
     def class_dict(cls):
-        return plain(raw_class_dict(cls))
+        return plain(raw_class_dict(cls), True)
+
+    modules = J["modules"]
+
+    def plain_modules():
+        """``sys.modules`` to look a name up in: a lookup in the dict itself runs the ``__eq__`` of a planted
+        key of another type with the name's hash (a key deleted and re-added lands after it)."""
+        return plain(modules)
 
     _getset, _member = _type(raw_class_dict(_type)["__dict__"]), _type(raw_class_dict(J["ModuleType"])["__dict__"])
     plain_keys = {}  # id(class) -> (class, its MRO when judged, whether every class dict of it has str keys only)
@@ -326,7 +343,8 @@ def _core(J):  # noqa: N803
     def instance_dict(obj, name):
         if name != "__dict__":
             return raw_attribute(obj, name)
-        return plain(raw_attribute(obj, name)) if own_dict_slot(_type(obj)) else {}
+        # a C descriptor's __dict__: an object's own dict, or a class's proxy of its exact dict
+        return plain(raw_attribute(obj, name), True) if own_dict_slot(_type(obj)) else {}
 
     exact_types = _tuple(_map(_type, ("", b"", 0, 0.0, True, None)))
     copies = ((_str, _str.__str__), (J["bytes"], J["bytes"].__bytes__), (J["int"], J["int"].__index__),
@@ -368,7 +386,7 @@ def _core(J):  # noqa: N803
         return name if _type(name) is _str else "<class with a name of another type>"
 
     J.update(class_dict=class_dict, instance_dict=instance_dict, class_name=class_name, class_qualname=class_qualname,
-             raw_class_dict=raw_class_dict, plain=plain, plain_args=plain_args)
+             raw_class_dict=raw_class_dict, plain=plain, plain_args=plain_args, plain_modules=plain_modules)
 
     def violate(message):
         message = message if _len(message) <= 300 else message[:297] + "..."  # the grade names it; no channel out

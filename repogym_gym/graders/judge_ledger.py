@@ -163,7 +163,7 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         found = {}
         for module_name, names in (("pathlib", ("PurePath", "PurePosixPath", "PosixPath", "Path")),
                                    ("_pytest._py.path", ("LocalPath",))):
-            module = J["modules"].get(module_name)
+            module = J["plain_modules"]().get(module_name)
             if _type(module) is not J["ModuleType"]:
                 continue
             namespace = _instance_dict(module, "__dict__")

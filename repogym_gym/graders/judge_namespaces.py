@@ -302,8 +302,9 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
             for key, value in _list(namespace.items()):
                 if _type(value) is not _type and _type(value) is not _ModuleType and from_submission(value):
                     violate(f"module {key_text(name)}: {key_text(key)} holds code of the submission")
+        now = J["plain_modules"]()
         for name, ident in state["modules"].items():
-            if _id(_modules.get(name)) != ident:
+            if _id(now.get(name)) != ident:
                 violate(f"sys.modules[{name!r}] was replaced")
 
     def watch_module(namespace):
@@ -318,8 +319,9 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         rebindable = J["rebindable_names"](label)
         if rebindable is not None:  # from now on its other names keep what its statements bound
             fixed[_id(namespace)] = rebindable
+        now = J["plain_modules"]()
         for name, (module_name, attribute) in J["imports"].get(label, {}).items():
-            module = _modules.get(module_name)
+            module = now.get(module_name)
             if _type(module) is not _ModuleType or _type(name) is not _str:
                 continue
             expected = module if attribute is None else _instance_dict(module, "__dict__").get(attribute, namespace)
@@ -380,7 +382,8 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         origin = _instance_dict(spec, "__dict__").get("origin") if spec is not None else None
         if origin is not None and _type(origin) is not _str:
             violate(f"test module {label}: its __spec__.origin is a {name_of(origin)}, not a str")
-        sys_dict = _instance_dict(_modules.get("sys"), "__dict__") if _type(_modules.get("sys")) is _ModuleType else {}
+        sys_module = J["plain_modules"]().get("sys")
+        sys_dict = _instance_dict(sys_module, "__dict__") if _type(sys_module) is _ModuleType else {}
         for key in ("meta_path", "path_hooks"):
             if sys_dict.get(key) is not J[key]:
                 violate(f"sys.{key} was replaced (now a {name_of(sys_dict.get(key))})")

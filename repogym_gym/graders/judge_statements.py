@@ -48,7 +48,7 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
     _FrameType, _settrace, _get_ident, token = J["FrameType"], J["settrace"], J["get_ident"], J["token"]
     _class_dict, _class_mro, _class_qualname = J["class_dict"], J["class_mro"], J["class_qualname"]
     violate, key_text, name_of = J["violate"], J["key_text"], J["name_of"]
-    module_dicts, check_group, _modules, _ModuleType = J["module_dicts"], J["check_group"], J["modules"], J["ModuleType"]
+    module_dicts, check_group, plain_modules, _ModuleType = J["module_dicts"], J["check_group"], J["plain_modules"], J["ModuleType"]
     tracer, local = tracer_for(J["audit"])
     trace_codes = _frozenset((_id(tracer.__code__), _id(local.__code__)))
     J["keep"].extend((tracer, local))
@@ -311,7 +311,7 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
             if bound is None or key in bound or key in free_keys or (calls and key in declared):
                 track(ledger, key, value)
                 continue
-            if _type(value) is _ModuleType and _modules.get(f"{ledger['module_name']}.{key}") is value:
+            if _type(value) is _ModuleType and plain_modules().get(f"{ledger['module_name']}.{key}") is value:
                 continue  # the import system binds a package's submodule in it (tests/__init__.py gains test_more)
             verb = "rebound" if key in old else "added"
             violate(f"grader module {label}: {key_text(key)} was {verb} {when}, which does not bind it "

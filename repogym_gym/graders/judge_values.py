@@ -38,9 +38,8 @@ def make_comparisons(roots, graders=(), wildcards=True):
     _raw_class_dict, _enumerate = type.__dict__["__dict__"].__get__, enumerate
 
     def _plain(mapping):
-        """A namespace with keys exactly of str (itself when they all are, else a copy with a
-        placeholder str for each other key): a lookup in a dict holding a planted key of another type
-        runs that key's ``__eq__``."""
+        """A namespace with keys exactly of str (itself, or a copy with a placeholder str for each other key): a
+        lookup in a dict holding a planted key of another type runs that key's ``__eq__``."""
         if _type(mapping) is not _dict and _type(mapping) is not _mappingproxy:
             return {}
         for key in mapping:
@@ -52,9 +51,8 @@ def make_comparisons(roots, graders=(), wildcards=True):
     def _class_dict(cls):
         return _plain(_raw_class_dict(cls))
     _modules, _builtin_names = sys.modules, frozenset(sys.builtin_module_names)
-    _Exception, _NotImplemented, _BaseException, _cmp_to_key = Exception, NotImplemented, BaseException, functools.cmp_to_key
-    _AssertionError = AssertionError
-    _module_dict = type(sys).__dict__["__dict__"].__get__
+    _Exception, _NotImplemented, _BaseException, _AssertionError = Exception, NotImplemented, BaseException, AssertionError
+    _cmp_to_key, _module_dict = functools.cmp_to_key, type(sys).__dict__["__dict__"].__get__
     # sets of types are held as sets of their ids: ``t in {types}`` compares t with == (hash first), and a
     # metaclass's __eq__ or __hash__ would answer (round 28); an id compares as an int
     scalars = frozenset(map(_id, (str, bytes, int, float, complex, bool, type(None))))
@@ -65,8 +63,11 @@ def make_comparisons(roots, graders=(), wildcards=True):
         set: _set.copy, frozenset: _frozenset.copy,
     }
     copies = {_id(t): make for t, make in copies.items()}
-    roots = _tuple(r.rstrip("/") + "/" for r in roots)
-    graders = frozenset(graders)
+    roots, graders = _tuple(r.rstrip("/") + "/" for r in roots), frozenset(graders)
+
+    def installed_path(path):  # under a root, and no "." or ".." in it (round 34 climbed out of a root)
+        return not ("//" in path or "/./" in path or "/../" in path or path.endswith(("/", "/.", "/.."))) and _any(
+            path.startswith(r) for r in roots)
     _ModuleType, _FunctionType = _type(sys), _type(lambda: None)
     _staticmethod, _classmethod = staticmethod, classmethod
     c_methods = frozenset(map(_id, (_type(object.__eq__), _type(list.copy), _type(len), _type(None))))  # slot wrappers, C methods
@@ -168,7 +169,7 @@ def make_comparisons(roots, graders=(), wildcards=True):
         if filename is not None and _type(filename) is not _str:
             return False
         if installed.get(_id(module)) is not module and not (
-                _type(filename) is _str and (filename in graders or _any(filename.startswith(r) for r in roots))):
+                _type(filename) is _str and (filename in graders or installed_path(filename))):
             return False
         resolved = namespace
         for part in qualname.split("."):
@@ -208,7 +209,7 @@ def make_comparisons(roots, graders=(), wildcards=True):
             return False
         where = value.__code__.co_filename
         return _type(where) is _str and (where == filename or where.startswith("<frozen ")
-                                        or _any(where.startswith(r) for r in roots))
+                                        or installed_path(where))
 
     getters = frozenset(map(_id, (_operator.attrgetter, _operator.itemgetter)))
     _lru_wrapper = functools._lru_cache_wrapper
@@ -590,10 +591,9 @@ keys = judge_eq = judge_ne = judge_lt = judge_le = judge_gt = judge_ge = judge_i
 
 
 def install(roots, graders=(), wildcards=True):
-    """Bind :data:`keys` and the comparisons (``judge_eq``, ``judge_ne``, ``judge_lt``,
-    ``judge_le``, ``judge_gt``, ``judge_ge``, ``judge_in``, ``judge_not_in``) for ``roots`` (the
-    interpreter's installation) and ``graders`` (the grader's files); returns ``keys``, the opaque
-    ``(plain_key, intact_key)`` of :func:`make_comparisons`."""
+    """Bind :data:`keys` and the comparisons (``judge_eq``, ``judge_ne``, ``judge_lt``, ``judge_le``, ``judge_gt``,
+    ``judge_ge``, ``judge_in``, ``judge_not_in``) for ``roots`` (the interpreter's installation) and ``graders``
+    (the grader's files); returns ``keys``, the opaque ``(plain_key, intact_key)`` of :func:`make_comparisons`."""
     global keys
     keys, comparisons = make_comparisons(roots, graders, wildcards)
     globals().update(comparisons)

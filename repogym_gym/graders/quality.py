@@ -207,9 +207,11 @@ def _read(repo: Path, rel: str) -> bytes:
 
 
 def _parse(rel: str, data: bytes, *, required: bool) -> ast.Module | None:
-    """The module in ``data``; None when it is not required and is not Python (binary, not parsing)."""
+    """The module in ``data``; None when it is not required and is not Python (binary, not parsing). A file
+    that is not imported (not required) may be compiled with a flag that changes the grammar (red-team
+    round 34 kept the original code in a .txt file with ``<>``): it is Python if any grammar parses it."""
     try:
-        return parse_module(data, rel)
+        return parse_module(data, rel) if required else _parse_in_any_grammar(data, rel)
     except NestedTooDeep:  # parses or not, nobody can tell: fail closed
         raise _Unmeasurable(f"cannot measure {rel}: nested too deeply for the parser") from None
     except (SyntaxError, ValueError) as exc:
@@ -223,7 +225,7 @@ def _parse(rel: str, data: bytes, *, required: bool) -> ast.Module | None:
 _GRAMMAR_FLAGS = (0x400000, ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, 0x400000 | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
 
 
-def _parse_run_time_code(text: str, name: str) -> ast.Module:
+def _parse_in_any_grammar(text: str | bytes, name: str) -> ast.Module:
     """``text`` parsed as a module, in the plain grammar or else in one a compile() flag selects.
 
     Raises:
@@ -278,7 +280,7 @@ def runtime_code_violations(texts: tuple[str, ...], unmeasured: tuple[str, ...],
             # parsed as the str that ran: exec of a str ignores a coding cookie, and bytes parsed here
             # honoured one (red-team round 24: "# coding: raw_unicode_escape" turned the original code
             # into one harmless string for the host while it ran whole)
-            tree = _parse_run_time_code(text, f"<run-time code {number}>")
+            tree = _parse_in_any_grammar(text, f"<run-time code {number}>")
         except NestedTooDeep:  # the judged process may raise its own recursion limit to compile it
             found.append(f"run-time code {number}: nested too deeply to be measured")
             continue

@@ -151,6 +151,18 @@ def test_a_changed_file_that_parses_as_python_is_measured_whatever_its_name(make
     assert (quality.score, result.score) == (0.0, 0.0)
 
 
+def test_a_changed_file_that_parses_only_in_a_grammar_a_compile_flag_selects_is_measured(make_task: MakeTask) -> None:
+    """Red-team round 34: ``<>`` (``barry_as_FLUFL``) or top-level ``await`` kept a .txt file from the plain parse."""
+    task = _tiny_refactor(make_task, max_function_length=3)
+    flufl = LONG.replace("    return x\n", "    return x if x <> 0 else 1\n")
+    awaited = LONG + "await long(1)\n"
+    result = grade_files(task, {"calc/impl.txt": flufl, "calc/other.txt": awaited})
+    quality = result.component("quality")
+    assert quality.details["violations"]["max_function_length"] == ["calc/impl.txt:1 long: 7 lines > 3",
+                                                                    "calc/other.txt:1 long: 7 lines > 3"]
+    assert (quality.score, result.score) == (0.0, 0.0)
+
+
 def test_a_changed_file_that_is_not_python_is_not_measured(make_task: MakeTask) -> None:
     task = _tiny_refactor(make_task, max_function_length=3)
     with Workspace.create(task) as ws:

@@ -62,6 +62,9 @@ DENIED = {
     "a test file through a symlink": ("import os, tempfile\nlink = tempfile.mktemp()\n"
                                       "os.symlink(os.path.join(os.path.dirname(__file__), 'tests', 'test_x.py'), link)\n"
                                       "open(link).read()"),
+    "a test file through '..' from the interpreter's prefix": (  # round 34: a prefix of a path is not its directory
+        "import os, sys\nopen(sys.base_prefix + '/..' * 40 + os.path.join(os.path.dirname(os.path.abspath(__file__)), "
+        "'tests', 'test_x.py')).read()"),
     "a test file by name from a directory descriptor": ("import os\nfd = os.open(os.path.join(os.path.dirname(__file__), "
                                                         "'tests'), os.O_RDONLY)\nos.open('test_x.py', os.O_RDONLY, dir_fd=fd)"),
     "a test's source lines from the stack": "import traceback\ntraceback.extract_stack()",
@@ -197,6 +200,7 @@ NAMED = {
     "a pytest object's class": '__bases__ of class TestReport',
     "a test file's source": 'read a test file',
     "a test file through a symlink": 'read a test file',
+    "a test file through '..' from the interpreter's prefix": 'read a test file',
     "a test file by name from a directory descriptor": 'read a test file',
     "a test's source lines from the stack": '_getframe',
     "frames through traceback's private walker": 'tb_frame',
@@ -924,3 +928,11 @@ def test_a_unittest_cases_equality_table_holds_only_unittests_own(tmp_path: Path
     record, output = judge(tmp_path, FIND_CASE + body, test_file=TYPE_EQUALITY_TESTS, ids=ids)
     assert record is not None, output[-3000:]
     assert any(named in v for v in record["violations"]), (record, output[-2000:])
+
+
+def test_a_key_planted_in_sys_modules_does_not_answer_the_judges_lookup(tmp_path: Path) -> None:
+    """Round 34: the judge read ``sys.modules.get("sys")``, which a planted key with the hash of "sys" answered."""
+    prelude = (Path(__file__).parents[1] / "redteam" / "round34" / "planted_modules_key.py").read_text() + "\n\n"
+    record, output = judge(tmp_path, "pass", prelude=prelude)
+    assert record is not None, output[-2000:]
+    assert any("sys.meta_path was replaced" in v for v in record["violations"]), (record["violations"], output[-2000:])
