@@ -14,6 +14,7 @@ Example:
 
 from repogym_gym.agents.registry import AgentSpec, make_agent
 from repogym_gym.baseline import BaselineStore
+from repogym_gym.episode import Episode, StepResult
 from repogym_gym.errors import (
     ActionError,
     AgentError,
@@ -84,6 +85,7 @@ __all__ = [
     "CompositeGrader",
     "ConstraintGrader",
     "DiskFullError",
+    "Episode",
     "EpisodeError",
     "GitCommandError",
     "GitMetadataError",
@@ -111,6 +113,7 @@ __all__ = [
     "SandboxUnavailableError",
     "SetupError",
     "SourceError",
+    "StepResult",
     "Task",
     "TaskError",
     "TaskNotFoundError",

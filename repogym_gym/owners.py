@@ -110,7 +110,8 @@ def sweep_tempdirs(prefixes: tuple[str, ...], root: Path | None = None) -> list[
         except OSError:
             continue
     if removed:
-        _log.warning("removed %d directory(ies) left by dead processes in %s", len(removed), base)
+        _log.warning("removed %d %s left by dead processes in %s", len(removed),
+                     "directory" if len(removed) == 1 else "directories", base)
     return removed
 
 

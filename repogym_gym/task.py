@@ -33,7 +33,7 @@ from repogym_gym.tree import scan_tree
 from repogym_gym.yamlfile import load_yaml, read_yaml_bytes
 
 __all__ = ["Task", "discover_tasks", "dump_yaml", "format_validation_error", "load_task", "load_tasks", "parse_spec",
-           "parse_spec_file", "read_patch", "resolve_suite", "resolve_task"]
+           "parse_spec_file", "read_patch", "resolve_location", "resolve_suite", "resolve_task"]
 
 TASK_FILE = "task.yaml"
 SOLUTION_FILE = "solution.patch"
@@ -277,6 +277,26 @@ def resolve_suite(suite: str | os.PathLike[str]) -> Path:
     root = bundled_suites_dir()
     names = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
     raise TaskNotFoundError(f"no suite {str(suite)!r}: not a directory, and bundled suites are {names}")
+
+
+def resolve_location(where: str | os.PathLike[str]) -> Path:
+    """A task or suite directory, a bundled suite name (``"starter"``) or a bundled task's id, as a directory.
+
+    Raises:
+        TaskNotFoundError: naming the bundled suites when it is none of these.
+    """
+    path = Path(where)
+    if path.exists():
+        return path
+    root = bundled_suites_dir()
+    name = str(where)
+    if root.is_dir() and "/" not in name and name not in ("", ".", ".."):
+        if (root / name).is_dir():
+            return root / name
+        for candidate in sorted(root.glob(f"*/{name}/{TASK_FILE}")):
+            return candidate.parent
+    names = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    raise TaskNotFoundError(f"no such task or suite directory: {where} (nor a bundled suite {names} or bundled task id)")
 
 
 def resolve_task(task: str | os.PathLike[str] | Task) -> Task:

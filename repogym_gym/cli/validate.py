@@ -12,7 +12,7 @@ from rich.table import Table
 
 from repogym_gym.cli.output import stdout_console
 from repogym_gym.errors import RunError, TaskNotFoundError
-from repogym_gym.task import discover_tasks, load_tasks
+from repogym_gym.task import discover_tasks, load_tasks, resolve_location
 from repogym_gym.validate import TaskValidation, validate_task
 
 __all__ = ["validate_command"]
@@ -34,7 +34,8 @@ def _check_writable(path: Path) -> None:
 
 
 def validate_command(
-    paths: Annotated[list[Path], typer.Argument(help="Task or suite directories.", show_default=False)],
+    paths: Annotated[list[Path], typer.Argument(help="Task or suite directories, bundled suite names (starter) or "
+                                                "bundled task ids.", show_default=False)],
     repeats: Annotated[int, typer.Option(min=1, help="Golden grades per task; all must be identical.")] = 3,
     task_id: Annotated[list[str] | None, typer.Option("--id", help="Only this task id (repeatable).")] = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write the verdicts as JSON to this file.")] = None,
@@ -43,6 +44,7 @@ def validate_command(
     golden scores 1, repeated golden grades agree, the golden patch also scores 1 in the task's own
     sandbox under its limits, and no file visible inside that sandbox holds a golden version of a
     changed file. Exit code 0 only if all are sound."""
+    paths = [resolve_location(p) for p in paths]
     for path in paths:  # a mistyped path must not pass as "0/0 tasks sound", exit 0
         if not discover_tasks(path):
             what = "is not a directory" if path.exists() and not path.is_dir() else "does not exist" if not path.exists() \

@@ -77,7 +77,19 @@ def test_tasks_list_filters_by_type(runner: CliRunner) -> None:
     assert result.exit_code == 0, result.output
     assert "dedupe-contacts-perf" in result.stdout
     assert "parse-duration" not in result.stdout
-    assert "1 tasks" in result.stdout
+    assert "1 task " in result.stdout
+
+
+def test_tasks_list_show_and_validate_take_bundled_names(runner: CliRunner, capsys: pytest.CaptureFixture[str]) -> None:
+    """A bundled suite's name and a bundled task's id name a directory, as they do for ``run``."""
+    listed = runner.invoke(app, ["tasks", "list", "starter"], env=WIDE)
+    assert listed.exit_code == 0, listed.output
+    assert all(task_id in listed.stdout for task_id in STARTER_IDS)
+    shown = runner.invoke(app, ["tasks", "show", "parse-duration"])
+    assert shown.exit_code == 0 and "id: parse-duration" in shown.stdout, shown.output
+    for command in (["tasks", "list"], ["tasks", "show"], ["validate"]):
+        code, _, err = run_main([*command, "no-such-suite"], capsys)
+        assert code == 2 and "bundled suite" in err and "'starter'" in err, err
 
 
 def test_tasks_show_prints_the_spec_with_defaults(runner: CliRunner, tiny_task: Task) -> None:
