@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import datetime
 from enum import Enum
 from pathlib import Path
@@ -13,6 +14,7 @@ from rich.table import Table
 from repogym_gym.cli.output import stdout_console
 from repogym_gym.report.tables import plural
 from repogym_gym.runner import AgentStats, run_suite
+from repogym_gym.runner.models import load_results
 
 __all__ = ["BackendName", "run_command"]
 
@@ -81,3 +83,6 @@ def run_command(
     resumed = f" ({summary.resumed} resumed)" if summary.resumed else ""
     console.print(f"{plural(summary.episodes, 'episode')}{resumed} in {summary.wall_s:.1f} s; results in {out}",
                   highlight=False, soft_wrap=True)
+    reasons = Counter(r.infra_error or "(no reason recorded)" for r in load_results(out) if r.status == "infra_error")
+    for reason, count in reasons.most_common(5):  # masked episodes: what to fix before their results mean anything
+        console.print(f"infra error ({plural(count, 'episode')}): {reason}", highlight=False, soft_wrap=True, markup=False)

@@ -139,3 +139,21 @@ def test_a_read_only_out_is_one_error_exit_two(
     code, stdout, stderr = run_main(["run", str(tiny_task.root), "--agent", "noop", "--out", str(out)], capsys)
     assert code == 2 and "Traceback" not in stdout + stderr
     assert stderr.startswith(f"error: {out}: cannot create the results directory: Read-only file system")
+
+
+def test_run_names_the_reasons_of_its_infrastructure_errors(tiny_task: Task, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """A masked episode is named with its reason, so a user knows what to fix before trusting the scores."""
+    import socket
+
+    with socket.socket() as closed:  # a port nobody listens on: the model server is unreachable
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    agent = tmp_path / "agent.yaml"
+    agent.write_text(f"type: openai\nlabel: offline\nmodel: m\nbase_url: http://127.0.0.1:{port}/v1\nmax_retries: 0\n")
+    code, stdout, stderr = run_main(["run", str(tiny_task.root), "-a", str(agent), "-k", "2", "--max-retries", "0",
+                                     "--out", str(tmp_path / "run")], capsys)
+    assert code == 0, stderr
+    assert table_row(stdout, "offline")[6] == "2"
+    [line] = [line for line in stdout.splitlines() if line.startswith("infra error")]
+    assert line.startswith("infra error (2 episodes): ") and "127.0.0.1" in line, stdout
