@@ -236,8 +236,11 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         callspec = local.get("callspec")
         params = _instance_dict(callspec, "__dict__").get("params") if callspec is not None else None
         funcargs = local.get("funcargs")
-        return (_id(callspec), _tuple((k, _id(v)) for k, v in _list(params.items())) if _type(params) is _dict else None,
-                _tuple((k, _id(v)) for k, v in _list(funcargs.items())) if _type(funcargs) is _dict else None)
+        return (_id(callspec), _tuple((name_key(k), _id(v)) for k, v in _list(params.items())) if _type(params) is _dict else None,
+                _tuple((name_key(k), _id(v)) for k, v in _list(funcargs.items())) if _type(funcargs) is _dict else None)
+
+    def name_key(key):  # compared and hashed by the judge: a key of another type is never this dict's key's own
+        return key if _type(key) is _str else f"<a key of another type #{_id(key)}>"
 
     def on_begin(item):
         bound = items.get(_id(item))

@@ -319,19 +319,19 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         rebindable = J["rebindable_names"](label)
         if rebindable is not None:  # from now on its other names keep what its statements bound
             fixed[_id(namespace)] = rebindable
-        now = J["plain_modules"]()
+        now, view = J["plain_modules"](), J["plain"](namespace)  # looked up in: a planted key's __eq__ never runs
         for name, (module_name, attribute) in J["imports"].get(label, {}).items():
             module = now.get(module_name)
             if _type(module) is not _ModuleType or _type(name) is not _str:
                 continue
             expected = module if attribute is None else _instance_dict(module, "__dict__").get(attribute, namespace)
-            if namespace.get(name, namespace) is not expected and expected is not namespace:
+            if view.get(name, namespace) is not expected and expected is not namespace:
                 violate(f"test module {label}: {name} is not the {module_name}{'.' + attribute if attribute else ''} "
                         "its import statement bound")
             known = state["modules"].get(module_name)
             if known is not None and known != _id(module):
                 violate(f"test module {label}: sys.modules[{module_name!r}] was replaced before it was imported")
-        check_definitions(label, namespace)
+        check_definitions(label, view)
         snap = row(f"test module {label}", namespace, namespace)
         watched.append(snap)
         add_row(_id(namespace), snap)
