@@ -26,6 +26,7 @@ from repogym_gym.gym.spaces import (
     NO_EXIT_CODE,
     OBSERVATION_SPACE,
     UnicodeText,
+    batch_actions,
 )
 from repogym_gym.gym.tools import TextActionWrapper, tool_schema
 from repogym_gym.gym.vector import (
@@ -45,6 +46,7 @@ __all__ = [
     "TextActionWrapper",
     "ThreadVectorEnv",
     "UnicodeText",
+    "batch_actions",
     "group_advantages",
     "gym_id",
     "make_task_env",

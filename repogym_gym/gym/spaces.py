@@ -15,18 +15,21 @@ Observation (a ``Dict``): ``text`` plus int64 scalars ``step``, ``steps_left`` a
 
 from __future__ import annotations
 
+import json
 import string
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
+from gymnasium.vector.utils import concatenate, create_empty_array
 from gymnasium.vector.utils.shared_memory import create_shared_memory, read_from_shared_memory, write_to_shared_memory
 
 from repogym_gym.actions import ACTION_KINDS, TEXT_LIMITS
 from repogym_gym.episode import MAX_OBSERVATION_CHARS
 
-__all__ = ["ACTION_SPACE", "NO_EXIT_CODE", "OBSERVATION_SPACE", "TEXT_LIMITS", "UnicodeText", "action_space", "observation_space"]
+__all__ = ["ACTION_SPACE", "NO_EXIT_CODE", "OBSERVATION_SPACE", "TEXT_LIMITS", "UnicodeText", "action_space", "batch_actions",
+           "observation_space"]
 
 #: ``exit_code`` when the step ran no command.
 NO_EXIT_CODE = -(2**31)
@@ -133,3 +136,53 @@ def _write(space: UnicodeText, index: int, value: str, shared_memory: Any) -> No
     dest = np.frombuffer(shared_memory.get_obj(), dtype=np.int32)[index * width : (index + 1) * width]
     dest[0] = len(codes)
     dest[1 : 1 + len(codes)] = codes
+
+
+def batch_actions(actions: Sequence[Mapping[str, Any] | str]) -> dict[str, Any]:
+    """Per-member actions as one step of a vector env takes them.
+
+    Gymnasium batches the ``Dict`` action space as a dict of arrays (``kind`` an int64 array of shape
+    ``(n,)``, each text field a tuple of ``n`` str), not as a list of per-member dicts.
+
+    Args:
+        actions: One per member: a dict with ``kind`` (a name of :data:`~repogym_gym.actions.ACTION_KINDS` or
+            its index) and the text fields its kind needs (the others default to ``""``), or the same as JSON.
+
+    Returns:
+        ``{"kind": ndarray, "path": tuple, "content": tuple, "old": tuple, "new": tuple, "command": tuple}``.
+
+    Raises:
+        ValueError: naming the member and the field: an unknown kind or field, a field that is not text,
+            JSON that is not an object.
+
+    Example:
+        >>> batch_actions([{"kind": "run", "command": "ls"}, '{"kind": "submit"}'])["kind"].tolist()
+        [3, 6]
+    """
+    members = []
+    for i, action in enumerate(actions):
+        if isinstance(action, str):
+            try:
+                action = json.loads(action)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"action {i}: not JSON ({exc.msg} at character {exc.pos})") from None
+        if not isinstance(action, Mapping):
+            raise ValueError(f"action {i}: a dict or a JSON object, not {type(action).__name__}")
+        kind = action.get("kind")
+        if isinstance(kind, str) and kind in ACTION_KINDS:
+            kind = ACTION_KINDS.index(kind)
+        if isinstance(kind, bool) or not isinstance(kind, int | np.integer) or not 0 <= kind < len(ACTION_KINDS):
+            raise ValueError(f"action {i}: kind {action.get('kind')!r} is none of {list(ACTION_KINDS)}")
+        unknown = sorted(set(action) - {"kind", *TEXT_LIMITS})
+        if unknown:
+            raise ValueError(f"action {i}: unknown field {unknown[0]!r}; the fields are {['kind', *TEXT_LIMITS]}")
+        member: dict[str, Any] = {"kind": int(kind)}
+        for field in TEXT_LIMITS:
+            value = action.get(field, "")
+            if not isinstance(value, str):
+                raise ValueError(f"action {i}: {field} must be text, not {type(value).__name__}")
+            member[field] = value
+        members.append(member)
+    batched = concatenate(ACTION_SPACE, members, create_empty_array(ACTION_SPACE, len(members)))  # type: ignore[arg-type]
+    assert isinstance(batched, dict)
+    return batched

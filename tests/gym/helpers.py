@@ -13,11 +13,3 @@ from repogym_gym.gym.spaces import TEXT_LIMITS
 def gym_action(kind: str, **fields: str) -> dict[str, Any]:
     """A single-env action dict of the ACTION_SPACE."""
     return {"kind": np.int64(ACTION_KINDS.index(kind)), **{k: fields.get(k, "") for k in TEXT_LIMITS}}
-
-
-def batch(actions: list[dict[str, Any]]) -> dict[str, Any]:
-    """Batch action dicts with string kinds into a vector action."""
-    return {
-        "kind": np.array([ACTION_KINDS.index(a["kind"]) for a in actions], dtype=np.int64),
-        **{k: tuple(a.get(k, "") for a in actions) for k in TEXT_LIMITS},
-    }

@@ -9,11 +9,11 @@ import pytest
 from repogym_gym.gym import (
     GroupVectorEnv,
     ThreadVectorEnv,
+    batch_actions,
     group_advantages,
     make_group,
     make_thread_vec,
 )
-from tests.gym.helpers import batch
 from tests.helpers import FIXED_SOURCE
 
 FIX = {"kind": "write", "path": "calc/__init__.py", "content": FIXED_SOURCE}
@@ -37,13 +37,13 @@ def test_four_members_fix_fail_read_and_submit_independently(tiny_gym_id: str, m
     try:
         obs, _ = envs.reset(seed=3)
         assert all("add(2, 3) returns -1" in t for t in obs["text"])
-        obs, rewards, term, trunc, _ = envs.step(batch([FIX, FAILING, READ, BREAK_SUB]))
+        obs, rewards, term, trunc, _ = envs.step(batch_actions([FIX, FAILING, READ, BREAK_SUB]))
         texts = list(obs["text"])
         assert texts[0].startswith("Wrote") and "boom" in texts[1] and "[exit code 7]" in texts[1]
         assert "return a - b" in texts[2] and texts[3].startswith("Wrote")
         assert obs["exit_code"][1] == 7 and obs["step"].tolist() == [1, 1, 1, 1]
         assert rewards.tolist() == [0.0] * 4 and not term.any() and not trunc.any()
-        obs, rewards, term, trunc, infos = envs.step(batch([SUBMIT, SUBMIT, READ, SUBMIT]))
+        obs, rewards, term, trunc, infos = envs.step(batch_actions([SUBMIT, SUBMIT, READ, SUBMIT]))
         # member 2 read again: its text is the file, not a stale copy of the previous step
         assert "return a - b" in obs["text"][2] and obs["step"][2] == 2
         assert rewards.tolist() == [1.0, 0.0, 0.0, 0.0]
@@ -59,10 +59,10 @@ def test_async_text_observations_are_never_stale_across_many_steps(tiny_gym_id: 
         envs.reset(seed=0)
         for i in range(4):
             content = f"x = {i}  # é ünïcode\n"
-            obs, *_ = envs.step(batch([{"kind": "write", "path": f"f{i}.py", "content": content},
+            obs, *_ = envs.step(batch_actions([{"kind": "write", "path": f"f{i}.py", "content": content},
                                        {"kind": "read", "path": "calc/__init__.py"}]))
             assert obs["text"][0] == f"Wrote {len(content.encode())} bytes to f{i}.py."
-            obs, *_ = envs.step(batch([{"kind": "read", "path": f"f{i}.py"}, {"kind": "list_files"}]))
+            obs, *_ = envs.step(batch_actions([{"kind": "read", "path": f"f{i}.py"}, {"kind": "list_files"}]))
             assert obs["text"][0] == content and f"f{i}.py" not in obs["text"][1]
     finally:
         envs.close()
@@ -82,7 +82,7 @@ def test_grpo_group_shares_task_and_seed_freezes_finished_members_and_reports_ad
         # member 0 submits the untouched repo at once; members 1-3 follow the golden plan,
         # member 2 runs a failing command first, member 3 sends garbage first
         first = [SUBMIT, plan[0], FAILING, {"kind": "read", "path": "../../etc/passwd"}]
-        obs, rewards, term, trunc, infos = group.step(batch(first))
+        obs, rewards, term, trunc, infos = group.step(batch_actions(first))
         assert term.tolist() == [True, False, False, False] and rewards[0] == 0.0
         assert "[exit code 7]" in obs["text"][2] and obs["text"][3].startswith("Refused")
         frozen_text = obs["text"][0]
@@ -91,7 +91,7 @@ def test_grpo_group_shares_task_and_seed_freezes_finished_members_and_reports_ad
         total = rewards.copy()
         for k in range(longest):
             actions = [SUBMIT] + [s[k] if k < len(s) else SUBMIT for s in steps]
-            obs, rewards, term, trunc, infos = group.step(batch(actions))
+            obs, rewards, term, trunc, infos = group.step(batch_actions(actions))
             total += rewards
             assert obs["text"][0] == frozen_text and rewards[0] == 0.0 and term[0]  # frozen
             if group.all_done:
@@ -136,7 +136,7 @@ def test_group_member_with_an_infra_error_is_masked(make_task) -> None:
     try:
         _, infos = group.reset(seed=0)
         assert all("exit 3" in e for e in infos["infra_error"])
-        _, rewards, term, _, infos = group.step(batch([SUBMIT, SUBMIT]))
+        _, rewards, term, _, infos = group.step(batch_actions([SUBMIT, SUBMIT]))
     finally:
         group.close()
     assert rewards.tolist() == [0.0, 0.0] and term.all()
@@ -149,9 +149,24 @@ def test_thread_vector_env_autoresets_on_the_next_step(tiny_gym_id: str) -> None
     try:
         assert isinstance(envs, ThreadVectorEnv)
         envs.reset(seed=1)
-        _, _, term, _, _ = envs.step(batch([SUBMIT, READ]))
+        _, _, term, _, _ = envs.step(batch_actions([SUBMIT, READ]))
         assert term.tolist() == [True, False]
-        obs, rewards, term, _, _ = envs.step(batch([READ, READ]))
+        obs, rewards, term, _, _ = envs.step(batch_actions([READ, READ]))
         assert obs["step"].tolist() == [0, 2] and rewards.tolist() == [0.0, 0.0] and not term.any()
     finally:
         envs.close()
+
+
+def test_batch_actions_takes_dicts_or_json_and_names_the_member_and_field_it_refuses() -> None:
+    batched = batch_actions([{"kind": "write", "path": "a.py", "content": "x = 1\n"}, '{"kind": "submit"}',
+                             {"kind": 3, "command": "ls"}])
+    assert batched["kind"].tolist() == [1, 6, 3] and batched["kind"].dtype == np.int64
+    assert batched["path"] == ("a.py", "", "") and batched["command"] == ("", "", "ls")
+    for bad, message in [({"kind": "fly"}, "action 0: kind 'fly' is none of"),
+                         ({"kind": "read", "paht": "a.py"}, "action 0: unknown field 'paht'"),
+                         ({"kind": "read", "path": 3}, "action 0: path must be text, not int"),
+                         ("[1]", "action 0: a dict or a JSON object, not list"),
+                         ("{", "action 0: not JSON"),
+                         ({"kind": True}, "action 0: kind True is none of")]:
+        with pytest.raises(ValueError, match=message):
+            batch_actions([bad])
