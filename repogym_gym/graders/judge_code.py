@@ -14,8 +14,9 @@ CODE_BUILDERS = ("/types.py",)
 def build(J):  # noqa: C901, N803 - J is the policy's closure state, as in judge_policy
     """Add ``kind_of_file``, ``is_submission``, ``submission_frame``, ``where``, ``holder_of_frames``,
     ``compile_grader_files`` and ``verify_module`` to ``J`` (after :func:`_core`'s ``violate``,
-    ``name_of``, ``key_text`` and ``safe``)."""
+    ``name_of``, ``key_text`` and ``safe``, and :func:`_writes`'s ``trust_written``)."""
     _core(J)
+    _writes(J)
     _type, _id, _str, _any, _tuple, _len, _dict = J["type"], J["id"], J["str"], J["any"], J["tuple"], J["len"], J["dict"]
     _list, _frozenset = J["list"], J["frozenset"]
     _CodeType, _ModuleType, _Exception = J["CodeType"], J["ModuleType"], J["Exception"]
@@ -410,3 +411,90 @@ def _core(J):  # noqa: N803
         return safe(key) if _type(key) is _str else f"<a {name_of(key)} key>"
 
     J.update(violate=violate, name_of=name_of, key_text=key_text, safe=safe)
+
+
+def _writes(J):  # noqa: N803
+    """Add ``trust_written(path, directory=False)`` to ``J``: whether writing ``path`` (creating, renaming, linking,
+    changing it; with ``directory``, opening it as a directory, whose descriptor later calls write relative to)
+    writes where the judge decides trust by location: under a trusted root, the interpreter's prefixes, the
+    bytecode cache (``-X pycache_prefix``) or the runner's directory. Red-team round 35 wrote an unchecked
+    ``.pyc`` of a standard-library module into the cache and imported it: its code took the library file's name
+    and was trusted (its frame access and a test helper's ``__code__`` rewritten); a ``.pyc`` of the policy
+    itself, planted by a local run, was loaded by later runs under every sandbox. The path is resolved as the
+    kernel will (symlinks followed with the interpreter's ``lstat``/``readlink``, which raise no event)."""
+    import os
+    import stat
+
+    _type, _str, _bytes, _len, _any = J["type"], J["str"], J["bytes"], J["len"], J["any"]
+    lstat, readlink, getcwd, is_link, is_dir = os.lstat, os.readlink, os.getcwd, stat.S_ISLNK, stat.S_ISDIR
+    _OSError, _ValueError, _stat = J["OSError"], J["ValueError"], J["stat"]
+    runner_dirs = J["tuple"](frozenset(f.rsplit("/", 1)[0] + "/" for f in J["runner_files"]))
+
+    def resolved(text):
+        """``text`` made absolute with every symlink of its existing part followed (None past 40 links)."""
+        pending = (text if text.startswith("/") else getcwd() + "/" + text).split("/")[::-1]
+        done, hops, exists = [], 0, True
+        while pending:
+            part = pending.pop()
+            if part == "" or part == ".":
+                continue
+            if part == "..":
+                done[-1:] = []
+                continue
+            done.append(part)
+            if not exists:
+                continue
+            try:
+                mode = lstat("/" + "/".join(done)).st_mode
+            except (_OSError, _ValueError):
+                exists = False  # created by this call, or unreadable: the rest is taken as written
+                continue
+            if is_link(mode):
+                hops += 1
+                if hops > 40:
+                    return None
+                target = readlink("/" + "/".join(done))
+                done.pop()
+                if target.startswith("/"):
+                    done = []
+                pending.extend(target.split("/")[::-1])
+        return "/" + "/".join(done)
+
+    def trust_written(path, directory=False):
+        if _type(path) is _bytes:
+            path = path.decode("utf-8", "surrogateescape")
+        if _type(path) is not _str:
+            return False  # a descriptor: one opened for writing, or a directory's, was judged when it was opened
+        real = resolved(path)
+        if real is None:
+            return True
+        if directory:
+            try:
+                if not is_dir(_stat(real).st_mode):
+                    return False
+            except (_OSError, _ValueError):
+                return False
+        protected = J["state"]["roots"] + J["open_skip_prefixes"] + runner_dirs
+        return _any(real.startswith(p) or real + "/" == p for p in protected)
+
+    # the events that change a file or a directory, and which of their arguments name what they change
+    file_changes = {"os.rename": (0, 1), "os.link": (1,), "os.symlink": (1,), "os.mkdir": (0,), "os.remove": (0,),
+                    "os.rmdir": (0,), "os.chmod": (0,), "os.chown": (0,), "os.utime": (0,), "os.truncate": (0,),
+                    "os.chdir": (0,), "os.mkfifo": (0,), "os.mknod": (0,), "os.setxattr": (0,), "os.removexattr": (0,)}
+    write_flags = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+
+    def on_change(event, args):
+        """Why ``open`` (for writing, or os.open's of a directory: its descriptor is what later calls write
+        relative to) or a change event is refused, or None."""
+        writes = event != "open" or (_len(args) == 3 and _type(args[2]) is J["int"] and args[2] & write_flags != 0)
+        if event == "open":
+            changed = (args[0],) if _len(args) == 3 and (writes or args[1] is None) else ()
+        else:
+            changed = J["tuple"](args[i] for i in file_changes[event] if i < _len(args))
+        for path in changed:
+            if trust_written(path, directory=not writes):
+                return f"{event} of {J['safe'](path if _type(path) is _str else '', 60)}: where the judge decides " \
+                    "trust by location (the interpreter, its bytecode cache, the runner) is not changed"
+        return None
+
+    J.update(trust_written=trust_written, file_changes=J["frozenset"](file_changes), on_change=on_change)

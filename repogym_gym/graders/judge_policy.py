@@ -229,8 +229,7 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
     violate, name_of, key_text, where, safe = J["violate"], J["name_of"], J["key_text"], J["where"], J["safe"]
     kind_of_file, is_submission, holder_of_frames = J["kind_of_file"], J["is_submission"], J["holder_of_frames"]
     verify_module, take_snapshot, on_runner = J["verify_module"], J["take_snapshot"], J["on_runner"]
-    exec_globals, begin_statements, on_trace = J["exec_globals"], J["begin_statements"], J["on_trace"]
-    proc_dev = J["proc_dev"]
+    exec_globals, begin_statements, on_trace, proc_dev = J["exec_globals"], J["begin_statements"], J["on_trace"], J["proc_dev"]
     deny_always = frozenset(("sys.addaudithook", "sys.setprofile", "sys.settrace", "gc.get_objects", "gc.get_referrers",
                              "gc.get_referents", "sys._current_frames", "sys._current_exceptions", "builtins.breakpoint"))
     frame_attrs = frozenset(("tb_frame", "gi_frame", "cr_frame", "ag_frame"))
@@ -239,6 +238,7 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
     # server" and forwarded calls to it; every start is unmeasured code (the quality limits fail).
     process_events = frozenset(("os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.exec", "os.system",
                                 "subprocess.Popen", "pty.spawn"))
+    file_changes, on_change = J["file_changes"], J["on_change"]  # written where trust is decided by location (round 35)
     forbidden_imports = frozenset(("ctypes", "_ctypes", "_testcapi", "_testinternalcapi", "_testbuffer", "_testmultiphase",
                                    "_testimportmultiple", "_xxtestfuzz", "_ctypes_test", "_xxsubinterpreters",
                                    "_testsinglephase", "cffi", "_cffi_backend"))
@@ -457,8 +457,11 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
 
     def dispatch(event, args):  # noqa: C901, PLR0911 - one branch per audited operation
         """None to allow ``event``, or (exception type, message) to refuse it as a violation."""
-        if event == "open":
-            return on_open(args[0])
+        if event == "open" or event in file_changes:
+            why = on_change(event, args)
+            if why is not None:
+                return _PermissionError, why
+            return on_open(args[0]) if event == "open" else on_symlink(args[0]) if event == "os.symlink" else None
         caller = caller_of_event()
         if event == "repogym.trace":  # the policy's trace function, while a grader module's body runs
             return on_trace(args, caller)
@@ -505,18 +508,15 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
             return None
         if event == "object.__setattr__":
             return on_setattr(args[0], args[1], caller)
-        if event == "os.symlink":
-            return on_symlink(args[0])
         if event == "repogym.judge":  # the runner's, or a sealed test file's "observe"
             why = on_runner(args[0], args[1:], caller) if args else "an empty runner event"
             return None if why is None else (_RuntimeError, why)
         return None
 
-    plain_args = J["plain_args"]
-    # the events dispatch names; it lets any other through, so guarded does too (tests/test_judge_policy.py)
-    watched = deny_always | process_events | frozenset((
-        "open", "repogym.trace", "pdb.Pdb", "repogym.judge", "object.__getattr__", "sys._getframe", "exec", "import",
-        "compile", "marshal.loads", "marshal.load", "code.__new__", "function.__new__", "object.__setattr__", "os.symlink"))
+    plain_args = J["plain_args"]  # watched: the events dispatch names; guarded lets any other through as dispatch does
+    watched = deny_always | process_events | file_changes | frozenset(("open", "repogym.trace", "pdb.Pdb", "repogym.judge",
+        "object.__getattr__", "sys._getframe", "exec", "import", "compile", "marshal.loads", "marshal.load", "code.__new__",
+        "function.__new__", "object.__setattr__"))
 
     def guarded(event, args):
         ident = _get_ident()

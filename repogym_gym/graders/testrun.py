@@ -232,9 +232,9 @@ _warm_lock = threading.Lock()
 def warm_pycache(env: Mapping[str, str]) -> None:
     """Fill the grader's bytecode cache for the ``python`` on ``env``'s PATH, once per process.
 
-    A sandbox that confines the filesystem (bubblewrap) sees the cache read-only, so code under
-    test can never plant bytecode a later run would load; without this trusted warm-up every
-    sandboxed run would compile pytest and the standard library afresh (about 3x slower). It
+    A confining sandbox sees the cache read-only and the judge's policy refuses any change to it (round 35
+    planted bytecode there under local, whose child processes stay a guardrail's); without this warm-up
+    every sandboxed run would compile pytest and the standard library afresh (about 3x slower). It
     runs pytest on a one-line test in a temporary directory, on the host, with the grader's
     interpreter flags; a failure only costs speed.
     """

@@ -936,3 +936,43 @@ def test_a_key_planted_in_sys_modules_does_not_answer_the_judges_lookup(tmp_path
     record, output = judge(tmp_path, "pass", prelude=prelude)
     assert record is not None, output[-2000:]
     assert any("sys.meta_path was replaced" in v for v in record["violations"]), (record["violations"], output[-2000:])
+
+
+PLANTED = "zz_planted_by_a_judged_test.py"  # in the interpreter's library directory, if a route were let through
+INTO_THE_LIBRARY = {
+    "a file written": f"import os\nopen(os.path.join(os.path.dirname(os.__file__), {PLANTED!r}), 'w').write('x = 1')",
+    "a file created relative to a directory descriptor": (
+        f"import os\nfd = os.open(os.path.dirname(os.__file__), os.O_RDONLY)\nos.open({PLANTED!r}, os.O_WRONLY | os.O_CREAT, "
+        "dir_fd=fd)"),
+    "a file written through a symlink to the directory": (
+        f"import os, tempfile\nd = tempfile.mkdtemp()\nos.symlink(os.path.dirname(os.__file__), d + '/l')\n"
+        f"open(d + '/l/' + {PLANTED!r}, 'w').write('x = 1')"),
+    "a file renamed into it": (
+        f"import os, tempfile\nd = tempfile.mkdtemp()\nopen(d + '/x', 'w').write('x = 1')\n"
+        f"os.rename(d + '/x', os.path.join(os.path.dirname(os.__file__), {PLANTED!r}))"),
+    "a directory made in it": f"import os\nos.mkdir(os.path.join(os.path.dirname(os.__file__), {PLANTED!r}))",
+}
+
+
+@pytest.mark.parametrize("case", list(INTO_THE_LIBRARY))
+def test_nothing_is_changed_where_trust_is_decided_by_location(tmp_path: Path, case: str) -> None:
+    """Round 35: a .pyc of a library module written into the bytecode cache made the package's code the library's;
+    every route into a trusted root (the cache, the interpreter, the runner's directory) is refused and voids the run."""
+    target = Path(os.path.dirname(os.__file__)) / PLANTED
+    try:
+        record, output = judge(tmp_path, INTO_THE_LIBRARY[case])
+        assert record is not None, output[-3000:]
+        assert any("where the judge decides trust by location" in v for v in record["violations"]), record["violations"]
+        assert not target.exists()
+    finally:
+        if target.is_dir():
+            target.rmdir()
+        target.unlink(missing_ok=True)
+
+
+def test_writes_elsewhere_stay_allowed(tmp_path: Path) -> None:
+    body = ("import os, tempfile\nd = tempfile.mkdtemp()\nopen(d + '/x', 'w').write('x')\nos.rename(d + '/x', d + '/y')\n"
+            "os.mkdir(d + '/z')\nfd = os.open(d, os.O_RDONLY)\nos.close(os.open('w', os.O_WRONLY | os.O_CREAT, dir_fd=fd))\n"
+            "os.chdir(d)\nopen('relative', 'w').write('r')")
+    record, output = judge(tmp_path, body)
+    assert record is not None and record["violations"] == [], (record, output[-2000:])
