@@ -516,7 +516,7 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
     plain_args = J["plain_args"]  # watched: the events dispatch names; guarded lets any other through as dispatch does
     watched = deny_always | process_events | file_changes | frozenset(("open", "repogym.trace", "pdb.Pdb", "repogym.judge",
         "object.__getattr__", "sys._getframe", "exec", "import", "compile", "marshal.loads", "marshal.load", "code.__new__",
-        "function.__new__", "object.__setattr__"))
+        "function.__new__", "object.__setattr__", "os.symlink"))
 
     def guarded(event, args):
         ident = _get_ident()

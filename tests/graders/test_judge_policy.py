@@ -206,7 +206,7 @@ NAMED = {
     "frames through traceback's private walker": 'tb_frame',
     "bytecode through a get_code of its own": 'marshal.loads',
     "a loader whose get_data is its own": 'marshal.loads',
-    "a runner file rewritten, then compiled under its name": "is not that file's code",
+    "a runner file rewritten, then compiled under its name": "decides trust by location",  # round 35: the write itself
 }
 
 
@@ -325,7 +325,7 @@ def test_every_event_the_dispatch_names_is_one_guarded_looks_at() -> None:
             and isinstance(node.targets[0], ast.Name) and node.targets[0].id in ("watched", "deny_always", "process_events")}
     names = {n.id for n in ast.walk(sets["watched"]) if isinstance(n, ast.Name) and n.id != "frozenset"}
     listed = {f"<{name}>" for name in names} | {
-        n.value for name in names | {"watched"} for n in ast.walk(sets[name]) if isinstance(n, ast.Constant)}
+        n.value for name in (names | {"watched"}) & sets.keys() for n in ast.walk(sets[name]) if isinstance(n, ast.Constant)}
     assert {"exec", "open", "<deny_always>", "<process_events>", "repogym.judge"} <= named, named
     assert named - listed == set(), named - listed
     assert "builtins.id" not in listed

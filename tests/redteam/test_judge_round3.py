@@ -46,7 +46,9 @@ ATTACKS = {
     "the hook's frame from traceback's private walker": ("hook_frame.py", ("tb_frame",)),
     "session.gethookproxy shadowed: a relay that cleans the failed call": ("hook_relay.py", ("reported passed",)),
     "code claiming os.py through a get_code of its own": ("own_get_code.py", ("marshal.loads",)),
-    "a runner file rewritten, then compiled under its name": ("runner_file.py", ("is not that file's code",)),
+    # round 35: the rewrite itself is refused (the runner's directory is where trust is decided by location)
+    "a runner file rewritten, then compiled under its name": ("runner_file.py", ("is not that file's code",
+                                                                                  "decides trust by location")),
     "pytest's exit status a 6000-digit int (was an infra error)": ("huge_exit_status.py", ("exited 3",)),
 }
 
