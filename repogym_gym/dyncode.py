@@ -31,7 +31,7 @@ reference                                        why
 ``CodeType``, ``__code__``, ``co_code``,         the code, globals and builtins of others
 ``f_code``, ``gi_code``, ``cr_code``,
 ``ag_code``, ``f_builtins``, ``__globals__``,
-``__subclasses__``
+``__subclasses__``, ``__self__``
 ``gc.get_objects`` / ``get_referrers`` /         reach any live object (a loader, a function)
 ``get_referents``                                without naming it
 ``code``, ``codeop``, ``timeit``, ``doctest``,   run source text given to them
@@ -87,6 +87,8 @@ _NAMES = {
 _ATTRIBUTES = {
     "__builtins__": _NAMES["__builtins__"], "__loader__": _NAMES["__loader__"], "__spec__": _NAMES["__spec__"],
     "__import__": _RUNS_SOURCE,
+    # a builtin function's module: ``print.__self__`` is ``builtins``, whose exec a computed name reaches (round 36)
+    "__self__": "a builtin function's __self__ is the builtins module: exec, eval and compile under any name",
     "meta_path": _MACHINERY, "path_hooks": _MACHINERY, "path_importer_cache": _MACHINERY, "exec_module": _MACHINERY,
     "load_module": _MACHINERY, "get_code": _MACHINERY, "source_to_code": _MACHINERY,
     **dict.fromkeys(["FunctionType", "LambdaType", "CodeType", "__code__", "co_code", "f_code", "gi_code", "cr_code",
@@ -120,7 +122,7 @@ _MODULES = {
 _SUBMODULES = {"logging.config": "fileConfig evaluates the `args` and `class` texts of a config file as Python"}
 _SUBMODULE_PREFIXES = tuple(f"{name}." for name in _SUBMODULES) + tuple(_SUBMODULES)
 #: Strings that are references anywhere: dunders and import-system module names have no other use.
-_ANYWHERE = {"__builtins__", "__import__", "__loader__", "__spec__", "__code__", "__globals__", "__subclasses__",
+_ANYWHERE = {"__builtins__", "__import__", "__loader__", "__spec__", "__code__", "__globals__", "__subclasses__", "__self__",
              "builtins", "importlib", "zipimport", "runpy", "marshal", "pickle", "_pickle", "cPickle", "ctypes",
              "_ctypes", "subprocess", "py_compile", "compileall", "cProfile", "pkgutil", "codeop"}
 #: Calls whose string arguments name the attribute they look up, and what such a string may name.

@@ -65,6 +65,9 @@ def references(source: str) -> list[str]:
         ("import typing\nhints = typing.get_type_hints(f)\n", ["2: `get_type_hints`"]),
         ("class R:\n    __annotations__ = {'a': 'x if y else z'}\n", ["2: `__annotations__`"]),
         ("NAME = 'runpy'\n", ["1: `'runpy'`"]),
+        # round 36: builtins reached as a builtin function's __self__, exec then named by a computed string
+        ("run = getattr(print.__self__, 'ex' + 'ec')\n", ["1: `__self__`"]),
+        ("b = getattr(len, '__self__')\n", ["1: `'__self__'`"]),
     ],
 )
 def test_each_form_of_reference_is_found_with_its_line(source: str, expected: list[str]) -> None:

@@ -322,9 +322,9 @@ def test_source_compiled_at_run_time_is_measured_like_a_changed_file(make_task: 
     task = _tiny_refactor(make_task, max_function_length=3)
     encoded = base64.b64encode((CALC_SOURCE + "\n\n" + LONG).encode()).decode()
     source = (f"import base64 as _b\n_SRC = {encoded!r}\n"
-              "vars(print.__self__).get('ex' + 'ec')(_b.b64decode(_SRC).decode(), globals())\n")
+              "globals()['__buil' + 'tins__']['ex' + 'ec'](_b.b64decode(_SRC).decode(), globals())\n")
     result = grade_files(task, {"calc/__init__.py": source})
-    assert result.component("quality").score == 1.0  # nothing static to see
+    assert result.component("quality").score == 1.0  # nothing static to see (print.__self__ is, since round 36)
     tests = result.component("tests")
     assert tests.passed is False and result.score == 0.0, tests
     assert tests.details["runtime_code"]["violations"] == ["run-time code 1, line 9: a function of 7 lines > 3"], tests.details
