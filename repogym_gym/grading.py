@@ -19,8 +19,11 @@ Example:
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from repogym_gym.baseline import Baseline, BaselineStore
 from repogym_gym.changes import collect_changes
@@ -49,7 +52,7 @@ from repogym_gym.hiding import secret_paths
 from repogym_gym.owners import TEMP_PREFIXES, owned_tempdir, sweep_tempdirs
 from repogym_gym.paths import default_cache_dir
 from repogym_gym.results import GradeComponent, GradeResult
-from repogym_gym.sandbox import LocalSandbox, Sandbox
+from repogym_gym.sandbox import LocalSandbox, Sandbox, make_sandbox
 from repogym_gym.task import Task
 from repogym_gym.tree import discard_tree
 from repogym_gym.venvs import grader_venv_dir, venv_dir, venv_environ
@@ -199,14 +202,23 @@ def grade_patch(
     patch: str,
     *,
     store: BaselineStore | None = None,
-    sandbox: Sandbox | None = None,
+    sandbox: Sandbox | str | Mapping[str, Any] | None = None,
     grader: CompositeGrader | None = None,
 ) -> GradeResult:
     """Grade ``patch`` against ``task``: reward as a pure function of task and patch.
 
-    A patch that does not apply scores 0 with git's reason (a ``patch`` component); a task whose
-    setup fails, or a disk too full to apply the patch on, comes back with ``infra_error``.
+    ``sandbox`` is a Sandbox, or a name or config that :func:`~repogym_gym.sandbox.make_sandbox` builds
+    (and this call closes); None grades in the local sandbox. A patch that does not apply scores 0 with
+    git's reason (a ``patch`` component); a task whose setup fails, or a disk too full to apply the patch
+    on, comes back with ``infra_error``.
+
+    Raises:
+        SandboxConfigError: for an unknown sandbox name or option; SandboxUnavailableError: for a
+            sandbox this machine cannot run.
     """
+    if isinstance(sandbox, str | Mapping):
+        with closing(make_sandbox(sandbox)) as built:
+            return grade_patch(task, patch, store=store, sandbox=built, grader=grader)
     start = time.monotonic()
     if sandbox is not None:
         sandbox = confined(sandbox, task, store.cache_dir if store is not None else None)

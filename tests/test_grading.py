@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from repogym_gym.baseline import BaselineStore
+from repogym_gym.errors import SandboxConfigError
 from repogym_gym.grading import default_grader, grade_patch, grade_workspace
 from repogym_gym.task import Task
 from repogym_gym.workspace import Workspace
@@ -84,6 +85,14 @@ def test_the_golden_grade_result_fields(tiny_task: Task) -> None:
     assert result.pass_to_pass == {SUB: "passed", SUB_ZERO: "passed"}
     assert result.fail_to_pass == result.component("tests").details["fail_to_pass"]
     assert result.duration_s > 0
+
+
+def test_grade_patch_takes_a_sandbox_by_name_and_refuses_an_unknown_one(tiny_task: Task) -> None:
+    """A name, as ``gym.make(sandbox=...)`` takes one (it raised AttributeError on a str)."""
+    assert grade_patch(tiny_task, tiny_task.golden_patch(), sandbox="local").score == 1.0
+    assert grade_patch(tiny_task, tiny_task.golden_patch(), sandbox={"type": "local"}).score == 1.0
+    with pytest.raises(SandboxConfigError, match="'nowhere'"):
+        grade_patch(tiny_task, tiny_task.golden_patch(), sandbox="nowhere")
 
 
 def test_the_graded_patch_reapplies_to_the_same_result(tiny_task: Task) -> None:
