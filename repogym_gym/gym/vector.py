@@ -32,6 +32,7 @@ from gymnasium.vector import AutoresetMode, SyncVectorEnv, VectorEnv
 from gymnasium.vector.utils import batch_space, concatenate, create_empty_array, iterate
 
 from repogym_gym.gym.env import RepoGymEnv
+from repogym_gym.gym.spaces import batch_actions
 
 __all__ = ["GroupVectorEnv", "ThreadVectorEnv", "group_advantages", "make_group", "make_thread_vec"]
 
@@ -57,6 +58,20 @@ def group_advantages(returns: Sequence[float] | np.ndarray, mask: Sequence[bool]
         out[keep] = (r[keep] - mean) / (std + eps)
     return out
 
+
+def _per_member(space: Any, actions: Any, n: int) -> list[Any]:
+    """The batched ``actions`` split into ``n`` member actions; a list or tuple of per-member actions (dicts or
+    JSON) is batched first (:func:`~repogym_gym.gym.spaces.batch_actions`).
+
+    Raises:
+        ValueError: when the batch does not hold exactly ``n`` actions (a member would silently not be stepped).
+    """
+    if isinstance(actions, list | tuple):
+        actions = batch_actions(actions)
+    per_env = list(iterate(space, actions))
+    if len(per_env) != n:
+        raise ValueError(f"the action batch holds {len(per_env)} member actions, not {n}: one per member")
+    return per_env
 
 class ThreadVectorEnv(SyncVectorEnv):
     """``SyncVectorEnv`` whose members reset and step concurrently in threads.
@@ -102,7 +117,7 @@ class ThreadVectorEnv(SyncVectorEnv):
         return obs, float(reward), terminated, truncated, info, final
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        per_env = list(iterate(self.action_space, actions))
+        per_env = _per_member(self.action_space, actions, self.num_envs)
         if self.autoreset_mode == AutoresetMode.DISABLED and self._autoreset_envs.any():
             raise ValueError("autoreset is disabled: reset the finished envs with options={'reset_mask': ...} first")
         results = list(self._pool.map(self._advance, range(self.num_envs), per_env))
@@ -193,7 +208,7 @@ class GroupVectorEnv(VectorEnv):
             return self._obs[i], 0.0, True, False, {"infra_error": message}
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        per_env = list(iterate(self.action_space, actions))
+        per_env = _per_member(self.action_space, actions, self.num_envs)
         results = list(self._pool.map(self._member_step, range(self.num_envs), per_env))
         rewards = np.zeros(self.num_envs, dtype=np.float64)
         infos: dict[str, Any] = {}

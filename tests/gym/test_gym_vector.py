@@ -170,3 +170,18 @@ def test_batch_actions_takes_dicts_or_json_and_names_the_member_and_field_it_ref
                          ({"kind": True}, "action 0: kind True is none of")]:
         with pytest.raises(ValueError, match=message):
             batch_actions([bad])
+
+
+@pytest.mark.parametrize("mode", ["group", "thread"])
+def test_a_batch_of_the_wrong_size_is_refused_and_a_list_of_actions_is_batched(tiny_gym_id: str, mode: str) -> None:
+    """A new user's finding: one action for two members stepped member 0 and silently left member 1 behind."""
+    envs = make_group(tiny_gym_id, 2) if mode == "group" else make_thread_vec(tiny_gym_id, 2)
+    try:
+        envs.reset(seed=0)
+        for actions in ([READ], [READ, READ, READ]):
+            with pytest.raises(ValueError, match=f"holds {len(actions)} member actions, not 2"):
+                envs.step(batch_actions(actions))
+        obs, *_ = envs.step([READ, '{"kind": "list_files"}'])  # per-member actions, batched for the user
+        assert obs["step"].tolist() == [1, 1] and "return a - b" in obs["text"][0] and "calc/" in obs["text"][1]
+    finally:
+        envs.close()
