@@ -19,7 +19,6 @@ import contextlib
 import logging
 import os
 import re
-import signal
 import subprocess
 import sys
 import tempfile
@@ -27,10 +26,11 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+from repogym_gym.reap import process_owner
 from repogym_gym.tree import discard_tree
 
-__all__ = ["TEMP_PREFIXES", "descendants", "owned_temporary", "owned_tempdir", "process_owner", "reaper", "sweep_tempdirs",
-           "unwatch_group", "watch_group"]
+__all__ = ["TEMP_PREFIXES", "descendants", "owned_temporary", "owned_tempdir", "process_owner", "reaper", "start_group_reaper",
+           "sweep_tempdirs", "unwatch_group", "watch_group"]
 
 #: Every kind of temporary directory an episode makes (grading copies and test runs hold hidden tests,
 #: golden ones the answer, workspaces and episode folders the agent's work): :func:`sweep_tempdirs`
@@ -43,19 +43,6 @@ _swept: set[str] = set()
 _lock = threading.Lock()
 #: ``<prefix><pid>.<start time>-<rest>``: the owner part of a directory name (the boot id is the machine's).
 _NAME = re.compile(r"^(?P<prefix>repogym-[a-z]+-)(?P<pid>\d+)\.(?P<start>\d+)-")
-
-
-def process_owner(pid: int) -> str | None:
-    """``<boot id>:<pid>:<start time in clock ticks>`` of a live process, None when it is gone."""
-    try:
-        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as handle:
-            boot = handle.read().strip()
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            stat = handle.read()
-    except OSError:
-        return None
-    fields = stat[stat.rfind(b")") + 2:].split()  # after the command name, which may hold spaces
-    return f"{boot}:{pid}:{fields[19].decode()}" if len(fields) > 19 else None
 
 
 def owned_tempdir(prefix: str, label: str, parent: str | os.PathLike[str] | None = None) -> Path:
@@ -138,6 +125,11 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
+#: How a reaper starts: :mod:`repogym_gym.reap` run by its path, isolated (no environment, no site-packages,
+#: no package import), so it is ready in tens of milliseconds.
+_REAPER = (sys.executable, "-I", "-S", str(Path(__file__).with_name("reap.py")))
+
+
 def reaper(pids: list[int]) -> subprocess.Popen[bytes] | None:
     """A process that SIGKILLs ``pids`` once this process closes its stdin or dies (its own session:
     a kill of this process's group spares it). Each pid is killed only if it is still the process
@@ -149,20 +141,8 @@ def reaper(pids: list[int]) -> subprocess.Popen[bytes] | None:
     owners = [o for o in (process_owner(p) for p in pids) if o is not None]
     if not owners:
         return None
-    return subprocess.Popen([sys.executable, "-c", "import sys; from repogym_gym.owners import _reap_at_eof; _reap_at_eof(sys.argv[1:])",
-                             *owners], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
-
-
-def _reap_at_eof(owners: list[str]) -> None:
-    """The reaper's body: wait for EOF on stdin, then kill each owner's process that is still it."""
-    with contextlib.suppress(OSError):
-        sys.stdin.buffer.read()
-    for owner in owners:
-        pid = int(owner.split(":")[1])
-        if process_owner(pid) == owner:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
+    return subprocess.Popen([*_REAPER, "owners", *owners], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
 
 
 _groups_lock = threading.Lock()
@@ -187,23 +167,43 @@ def unwatch_group(pgid: int) -> None:
     _tell_reaper(f"-{pgid}\n")
 
 
+def start_group_reaper() -> None:
+    """Start this process's group reaper now if it has none, so that :func:`watch_group` right after a
+    command starts is one write to a pipe (a parent killed between the two leaves the command's
+    children only in that window). Never raises."""
+    with _groups_lock:
+        _live_reaper()
+
+
+def _live_reaper() -> subprocess.Popen[bytes] | None:
+    """This process's live group reaper, started if needed; None when it cannot start. Caller holds ``_groups_lock``."""
+    if _group_reaper and _group_reaper[0][0] == os.getpid() and _group_reaper[0][1].poll() is None:
+        return _group_reaper[0][1]
+    _drop_reaper()
+    try:
+        _group_reaper[:] = [(os.getpid(), subprocess.Popen(
+            [*_REAPER, "groups"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True))]
+    except OSError as exc:
+        _log.warning("could not start a process-group reaper: %s", exc)
+        return None
+    return _group_reaper[0][1]
+
+
 def _tell_reaper(line: str) -> None:
     with _groups_lock:
         for attempt in range(2):
-            if not _group_reaper or _group_reaper[0][0] != os.getpid() or _group_reaper[0][1].poll() is not None:
+            if line.startswith("-") and not (_group_reaper and _group_reaper[0][0] == os.getpid()
+                                             and _group_reaper[0][1].poll() is None):
                 _drop_reaper()
-                if line.startswith("-"):
-                    return  # a reaper that is gone holds nothing to forget
-                _group_reaper[:] = [(os.getpid(), subprocess.Popen(
-                    [sys.executable, "-c", "from repogym_gym.owners import _reap_groups_at_eof; _reap_groups_at_eof()"],
-                    stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True))]
-            stdin = _group_reaper[0][1].stdin
+                return  # a reaper that is gone holds nothing to forget
+            reaper_process = _live_reaper()
             try:
-                assert stdin is not None
-                stdin.write(line.encode("ascii"))
-                stdin.flush()
+                assert reaper_process is not None and reaper_process.stdin is not None
+                reaper_process.stdin.write(line.encode("ascii"))
+                reaper_process.stdin.flush()
                 return
-            except (OSError, ValueError):
+            except (AssertionError, OSError, ValueError):
                 _drop_reaper()
                 if attempt:
                     _log.warning("no reaper watches process group %s", line[1:].strip())
@@ -231,16 +231,3 @@ def _end_reaper_at_exit() -> None:
     for reaper_process in reapers:
         with contextlib.suppress(subprocess.TimeoutExpired, OSError):
             reaper_process.wait(timeout=10)
-
-
-def _reap_groups_at_eof() -> None:
-    """The group reaper's body: keep the groups it is told of (``+pgid`` / ``-pgid`` lines) and, at EOF on
-    stdin (its parent is gone), SIGKILL every group still listed."""
-    groups: set[int] = set()
-    for raw in sys.stdin.buffer:
-        line = raw.strip()
-        if line[:1] in (b"+", b"-") and line[1:].isdigit():
-            (groups.add if line[:1] == b"+" else groups.discard)(int(line[1:]))
-    for pgid in groups:
-        with contextlib.suppress(OSError):
-            os.killpg(pgid, signal.SIGKILL)

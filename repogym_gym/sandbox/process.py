@@ -15,7 +15,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from repogym_gym.owners import unwatch_group, watch_group
+from repogym_gym.owners import start_group_reaper, unwatch_group, watch_group
 from repogym_gym.results import CommandResult
 
 __all__ = ["CappedBuffer", "run_captured", "run_process"]
@@ -153,6 +153,8 @@ def run_process(
         (the reason is in ``stderr``), ``-9`` after a timeout kill.
     """
     shown = list(display_argv if display_argv is not None else argv)
+    if reap_group:
+        start_group_reaper()  # before the command: telling it the group is then one write
     start = time.monotonic()
     try:
         proc = subprocess.Popen(
