@@ -274,9 +274,24 @@ def resolve_suite(suite: str | os.PathLike[str]) -> Path:
     bundled = bundled_suites_dir() / str(suite)
     if bundled.is_dir():
         return bundled
+    names = sorted(_bundled_names()[0])
+    raise TaskNotFoundError(f"no suite {str(suite)!r}: not a directory, and bundled suites are {names}{_did_you_mean(str(suite), names)}")
+
+
+def _bundled_names() -> tuple[list[str], list[str]]:
+    """The bundled suites' names and their tasks' ids, as ``id`` and ``suite/id``."""
     root = bundled_suites_dir()
-    names = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
-    raise TaskNotFoundError(f"no suite {str(suite)!r}: not a directory, and bundled suites are {names}")
+    if not root.is_dir():
+        return [], []
+    suites = sorted(p.name for p in root.iterdir() if p.is_dir())
+    found = sorted(root.glob(f"*/*/{TASK_FILE}"))
+    return suites, [p.parent.name for p in found] + [f"{p.parent.parent.name}/{p.parent.name}" for p in found]
+
+
+def _did_you_mean(name: str, candidates: list[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest of ``candidates`` to ``name``, or ``""``."""
+    close = difflib.get_close_matches(name, candidates, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def resolve_location(where: str | os.PathLike[str]) -> Path:
@@ -290,13 +305,13 @@ def resolve_location(where: str | os.PathLike[str]) -> Path:
         return path
     root = bundled_suites_dir()
     name = str(where)
-    if root.is_dir() and "/" not in name and name not in ("", ".", ".."):
-        if (root / name).is_dir():
-            return root / name
-        for candidate in sorted(root.glob(f"*/{name}/{TASK_FILE}")):
-            return candidate.parent
-    names = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
-    raise TaskNotFoundError(f"no such task or suite directory: {where} (nor a bundled suite {names} or bundled task id)")
+    suites, ids = _bundled_names()
+    if name in suites:
+        return root / name
+    if name in ids:
+        return next(root.glob(f"*/{name}/{TASK_FILE}") if "/" not in name else iter([root / name / TASK_FILE])).parent
+    raise TaskNotFoundError(f"no such task or suite directory: {where} (nor a bundled suite {suites} or bundled task id)"
+                            f"{_did_you_mean(name, suites + ids)}")
 
 
 def resolve_task(task: str | os.PathLike[str] | Task) -> Task:
@@ -310,7 +325,8 @@ def resolve_task(task: str | os.PathLike[str] | Task) -> Task:
     path = Path(task)
     if (path / "task.yaml").is_file() or path.name == "task.yaml":
         return load_task(path)
-    if bundled_suites_dir().is_dir():
-        for candidate in sorted(bundled_suites_dir().glob(f"*/{task}/task.yaml")):
-            return load_task(candidate.parent)
-    raise TaskNotFoundError(f"no task {str(task)!r}: not a task directory nor the id of a bundled task")
+    ids = _bundled_names()[1]
+    if str(task) in ids:
+        return load_task(resolve_location(str(task)))
+    raise TaskNotFoundError(f"no task {str(task)!r}: not a task directory nor the id of a bundled task"
+                            f"{_did_you_mean(str(task), ids)}")

@@ -410,3 +410,26 @@ def test_a_thousand_generated_task_files_load_or_are_refused_naming_the_file(tas
 
     load()
     assert seen["loaded"] + seen["refused"] >= FILES * 0.9 and seen["refused"] > 0 and seen["loaded"] > 0, seen
+
+
+@pytest.mark.parametrize(("name", "suggested"), [("pagination-of-by-one", "pagination-off-by-one"),
+                                                  ("startr", "starter"),
+                                                  ("starter/parse-durations", "starter/parse-duration")])
+def test_a_mistyped_bundled_name_is_answered_with_the_closest_one(name: str, suggested: str) -> None:
+    """New-user finding (stop 34): ``repogym tasks show <typo>`` listed the suites but no task near the typo."""
+    from repogym_gym.task import resolve_location
+
+    with pytest.raises(TaskNotFoundError, match=f"did you mean {suggested!r}"):
+        resolve_location(name)
+
+
+def test_a_bundled_task_is_found_by_its_id_and_by_suite_slash_id() -> None:
+    from repogym_gym.task import resolve_location, resolve_task
+
+    assert resolve_location("parse-duration") == resolve_location("starter/parse-duration")
+    assert resolve_task("starter/parse-duration").id == "parse-duration"
+    with pytest.raises(TaskNotFoundError, match="did you mean 'parse-duration'"):
+        resolve_task("parse-durations")
+    with pytest.raises(TaskNotFoundError) as info:
+        resolve_location("zzzzzz")
+    assert "did you mean" not in str(info.value)
