@@ -256,7 +256,8 @@ class Workspace:
 
         The workspace's git store reads the baseline's objects through git alternates and its
         changes are classified against the baseline's tree, so a cache removed or damaged while
-        the episode runs (another process clearing ``<cache>/baselines``, a disk fault) makes the
+        the episode runs (another process clearing ``<cache>/baselines``, a disk fault flipping a byte of
+        an object, found by ``git fsck``, about 40 ms, run only here, after a snapshot failed) makes the
         snapshot fail for a reason the agent had no part in: grading reports it as an
         infrastructure error, never as the submission's 0 (and calls :meth:`forget_baseline`).
         Under bubblewrap and Docker the agent cannot see the cache; under LocalSandbox (a
@@ -272,6 +273,10 @@ class Workspace:
         except GitMetadataError:
             return (f"the cached baseline git store {store.git_dir} of task {self.task.id!r} no longer holds "
                     f"commit {self.baseline.commit[:12]}")
+        try:  # a byte flipped in an object after the store verified it (issue 13's audit: a live env's later
+            store.verify_objects()  # episodes scored the fixed bug 0 as the agent's fault, and never rebuilt)
+        except GitMetadataError as exc:
+            return f"the cached baseline git store {store.git_dir} of task {self.task.id!r} holds a corrupt object ({exc})"
         return None
 
     def forget_baseline(self) -> None:

@@ -266,6 +266,13 @@ def test_submit_with_the_fix_terminates_with_the_graded_score(started: Episode) 
     assert started.done
 
 
+def _assert_the_next_episode_rebuilds_and_scores_1(env: Episode) -> None:
+    env.reset()
+    env.step(FIX)
+    again = env.step(SUBMIT)
+    assert (again.reward, again.info.get("infra_error")) == (1.0, None)
+
+
 def test_a_baseline_removed_under_a_live_episode_is_an_infra_error_and_the_next_reset_rebuilds_it(
     tiny_task: Task, tmp_path: Path
 ) -> None:
@@ -283,10 +290,36 @@ def test_a_baseline_removed_under_a_live_episode_is_an_infra_error_and_the_next_
         result = env.step(SUBMIT)
         assert result.terminated and result.reward == 0.0
         assert "git store" in result.info["infra_error"] and "rerun" in result.info["infra_error"]
+        _assert_the_next_episode_rebuilds_and_scores_1(env)
+    finally:
+        env.close()
+
+
+def test_a_byte_flipped_in_the_cached_objects_under_a_live_env_is_an_infra_error_and_the_next_reset_rebuilds(
+    tiny_task: Task, tmp_path: Path
+) -> None:
+    """Issue 13's audit (stop 35): the store verifies objects by hash when it loads a baseline, but a live env
+    kept the one it had, so after a byte flipped in a cached blob every later episode scored the fixed bug 0
+    with no infra_error, and nothing rebuilt it."""
+    from repogym_gym.baseline import BaselineStore
+
+    env = Episode(tiny_task, store=BaselineStore(tmp_path / "cache"))
+    try:
         env.reset()
+        assert env.workspace is not None
+        store = env.workspace.baseline.store
+        listing = store.git("cat-file", "--batch-check", "--batch-all-objects").decode().split("\n")
+        for oid in [line.split()[0] for line in listing if line.split()[1:2] == ["blob"]]:
+            path = store.git_dir / "objects" / oid[:2] / oid[2:]
+            path.chmod(0o644)
+            data = bytearray(path.read_bytes())
+            data[len(data) // 2] ^= 0xFF
+            path.write_bytes(bytes(data))
         env.step(FIX)
-        again = env.step(SUBMIT)
-        assert (again.reward, again.info.get("infra_error")) == (1.0, None)
+        result = env.step(SUBMIT)
+        assert result.terminated and result.reward == 0.0
+        assert "corrupt object" in result.info["infra_error"] and "rerun" in result.info["infra_error"]
+        _assert_the_next_episode_rebuilds_and_scores_1(env)
     finally:
         env.close()
 
