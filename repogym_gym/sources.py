@@ -401,8 +401,10 @@ def _copy_local(src: Path, dest: Path) -> None:
         rows = [r for r in (exc.args[0] if exc.args and isinstance(exc.args[0], list) else []) if len(r) == 3]
         shown = "; ".join(_failed_copy(str(r[0]), str(r[2]), src) for r in rows[:3])
         more = f" (and {len(rows) - 3} more)" if len(rows) > 3 else ""
-        raise SourceError(f"cannot copy the local source {src}: {shown or exc}{more}; a task's repository holds "
-                          "regular files, directories and symlinks only") from None
+        special = any(str(r[2]).replace(f"`{r[0]}` ", "").startswith("is ") for r in rows)  # a pipe, socket, device
+        hint = ("a task's repository holds regular files, directories and symlinks only" if special
+                else "the files must be readable by this user")
+        raise SourceError(f"cannot copy the local source {src}: {shown or exc}{more}; {hint}") from None
     except OSError as exc:
         shutil.rmtree(dest, ignore_errors=True)
         raise SourceError(f"cannot copy the local source {src}: {exc}") from None

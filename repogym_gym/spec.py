@@ -581,6 +581,9 @@ class TaskSpec(StrictModel):
                     f"grading.weights names {name!r}, which is not an objective of a {kind} task "
                     f"(objectives: {self.objectives()})"
                 )
+        if sum(self.grading.weights.get(name, 1.0) for name in self.objectives()) == 0:
+            raise ValueError(f"grading.weights gives the objectives {self.objectives()} a total weight of 0, so every "
+                             "submission, the golden patch too, would score 0; give one a weight above 0 or leave weights out")
         return self
 
     def objectives(self) -> list[str]:

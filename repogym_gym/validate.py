@@ -138,7 +138,9 @@ def _own_sandbox_check(task: Task, golden_patch: str, store: BaselineStore | Non
     limits = {k: v for k, v in task.spec.limits.model_dump().items() if k in _SANDBOX_LIMITS and v is not None}
     under = f"the task's limits {limits}" if limits else "the sandbox's default limits"
     detail = "" if ok else " | " + " | ".join(m for c in result.components if not c.passed for m in c.messages[:3])
-    ran = not any(c.name == "setup" and not c.passed for c in result.components)  # a setup failure is not the limits'
+    # only a failed test or benchmark run can be the limits' doing (not setup, a patch that does not apply, constraints)
+    ran = any(c.name in ("tests", "perf") and not c.passed for c in result.components) and not any(
+        c.name in ("setup", "patch", "grading_copy", "snapshot") and not c.passed for c in result.components)
     hint = "" if ok or not ran else "; the limits: section of task.yaml must leave room for the test run in that sandbox"
     return ValidationCheck(name="own_sandbox", ok=ok,
                            message=f"golden {result.summary()} in the {own.name} sandbox under {under}{detail}{hint}")

@@ -624,3 +624,27 @@ def test_source_fields_that_could_escape_or_inject_are_refused(
 def test_source_hashes_and_commits_are_normalised_to_lowercase() -> None:
     spec = parse_spec(yaml.safe_dump(tiny_spec(repo={"source": {"type": "git", "url": "u", "commit": "AB" * 20}})), "t")
     assert spec.repo.source.commit == "ab" * 20  # type: ignore[union-attr]
+
+
+def test_an_unreadable_file_of_a_local_source_is_named_and_not_blamed_on_its_kind(tmp_path: Path) -> None:
+    """Issue 13's audit (stop 35): an unreadable regular file ended with "a task's repository holds regular
+    files, directories and symlinks only", which is about named pipes. Root reads anything, so the copy runs
+    in a child without the capabilities that bypass file permissions."""
+    import shutil
+    import subprocess
+    import sys
+
+    if not shutil.which("setpriv"):
+        pytest.skip("util-linux setpriv is not installed")
+    src = tmp_path / "src"
+    (src / "calc").mkdir(parents=True)
+    (src / "calc" / "secret.py").write_text("x = 1\n")
+    (src / "calc" / "secret.py").chmod(0)
+    code = ("import sys\nfrom pathlib import Path\nfrom repogym_gym.errors import SourceError\n"
+            "from repogym_gym.sources import _copy_local\n"
+            "try:\n    _copy_local(Path(sys.argv[1]), Path(sys.argv[2]))\nexcept SourceError as exc:\n    print(exc)\n")
+    done = subprocess.run(["setpriv", "--bounding-set", "-dac_override,-dac_read_search", "--", sys.executable, "-c", code,
+                           str(src), str(tmp_path / "dest")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "calc/secret.py: [Errno 13] Permission denied" in done.stdout
+    assert "the files must be readable by this user" in done.stdout and "symlinks only" not in done.stdout

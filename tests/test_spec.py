@@ -315,6 +315,7 @@ def test_test_files_are_the_path_parts_of_node_ids() -> None:
     ({"limits": {"max_steps": True}}, "limits.max_steps: Input should be a valid integer (got True)"),
     ({"limits": {"max_steps": "7"}}, "limits.max_steps: Input should be a valid integer (got '7')"),
     ({"grading": {"weights": {"tests": float("inf")}}}, "grading.weights.tests: Input should be a finite number (got inf)"),
+    ({"grading": {"weights": {"tests": 0}}}, "grading.weights gives the objectives ['tests'] a total weight of 0"),
     ({"limits": {"test_timeout_s": float("inf")}}, "limits.test_timeout_s: Input should be a finite number (got inf)"),
     ({"limits": {"command_timeout_s": float("nan")}}, "limits.command_timeout_s: Input should be a finite number"),
     ({"limits": {"setup_timeout_s": 10**9}}, "limits.setup_timeout_s: Input should be less than or equal to 604800"),

@@ -146,6 +146,18 @@ def test_a_crlf_golden_patch_is_validated_as_grading_reads_it(make_task: MakeTas
     report = validate_task(task, repeats=1)
     golden = check(report, "golden")
     assert golden.ok is False and "patch does not apply" in golden.message
+    if "own_sandbox" in [c.name for c in report.checks]:  # issue 13's audit: not blamed on the limits either
+        assert "limits: section" not in check(report, "own_sandbox").message
+
+
+def test_a_utf16_golden_patch_fails_the_golden_check_as_a_patch_that_does_not_apply(make_task: MakeTask) -> None:
+    """Issue 13's audit: a UTF-16 solution.patch is bytes git does not read as a patch; validate says so
+    (not sound, not an internal error)."""
+    task = make_task()
+    task.solution_path.write_bytes(task.solution_path.read_text(encoding="utf-8").encode("utf-16"))
+    report = validate_task(task, repeats=1)
+    golden = check(report, "golden")
+    assert report.ok is False and golden.ok is False and "patch does not apply" in golden.message
 
 
 def test_a_task_without_a_golden_patch_fails_the_golden_check(make_task: MakeTask) -> None:

@@ -222,3 +222,22 @@ def test_validate_with_an_unwritable_json_path_exits_two_before_validating(
     code, out, err = run_main(["validate", str(tiny_task.root), "--json", str(target)], capsys)
     assert code == 2 and out == ""
     assert err.startswith(f"error: --json {target} cannot be written: Not a directory")
+
+
+@pytest.mark.parametrize("which", ["task.yaml", "agent file", "recipe"])
+def test_a_file_that_exists_but_cannot_be_read_is_one_error_naming_it(which: str, tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 13's audit: unreadable input files had no test. A symlink to /proc/self/mem opens and then fails
+    every read with EIO, as a disk fault would (root reads through any permission bits)."""
+    unreadable = tmp_path / "unreadable.yaml"
+    unreadable.symlink_to("/proc/self/mem")
+    if which == "task.yaml":
+        (tmp_path / "t" / "repo").mkdir(parents=True)
+        (tmp_path / "t" / "task.yaml").symlink_to("/proc/self/mem")
+        argv = ["tasks", "show", str(tmp_path / "t")]
+    elif which == "agent file":
+        argv = ["run", "starter", "--agent", str(unreadable), "--out", str(tmp_path / "out")]
+    else:
+        argv = ["realcode", "--recipe", str(unreadable)]
+    code, _, err = run_main(argv, capsys)
+    assert code == 2 and "Input/output error" in err and "Traceback" not in err, err
