@@ -47,6 +47,9 @@ class CommandResult(_Frozen):
         stdout: Decoded stdout (utf-8, invalid bytes replaced), middle cut with a marker past the limit.
         stderr: Same for stderr.
         duration_s: Wall-clock seconds from start to exit (or kill).
+        cpu_s: CPU seconds (user + system) of the command and every process below it that was waited for,
+            as the kernel accounted them (``wait4``'s rusage; a Docker command: its container's cgroup);
+            None where the sandbox cannot tell.
         timed_out: True when the timeout killed the process group.
         truncated: True when stdout or stderr was cut.
     """
@@ -56,6 +59,7 @@ class CommandResult(_Frozen):
     stdout: str = ""
     stderr: str = ""
     duration_s: float = Field(ge=0)
+    cpu_s: float | None = Field(None, ge=0)
     timed_out: bool = False
     truncated: bool = False
 

@@ -436,7 +436,8 @@ class PerfSpec(StrictModel):
     noise_floor: Annotated[float, Field(ge=1.0)] = Field(1.15, description="Speed-up below which the score is 0.")
     timing: Literal["wall", "reported"] = Field(
         "wall",
-        description="'wall' times the whole process from outside; 'reported' trusts a last stdout line "
+        description="'wall' times the whole process tree from outside, max(wall seconds, CPU seconds of the tree); "
+        "'reported' trusts a last stdout line "
         '{"seconds": x} (more precise, but agent-reachable code could fake it).',
     )
     timeout_s: Annotated[float, Field(gt=0)] = Field(120.0, description="Timeout of one benchmark run, seconds.")

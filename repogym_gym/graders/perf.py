@@ -10,8 +10,14 @@ and by no other run: a cache kept anywhere (the tree, ``/tmp``, ``~``, a daemon'
 sees the same inputs twice, and with ``perf.output_check`` the candidate's matched output must
 equal the baseline's for the pair's seed, so a benchmark that detects itself and exits early, or
 prints a remembered answer, scores 0. By default (``timing: wall``) the whole benchmark process is
-timed from outside (the grader's monotonic clock), so code the agent controls cannot fake the
-number; a monkeypatched clock only changes what the benchmark prints.
+timed from outside, so code the agent controls cannot fake the number (a monkeypatched clock only
+changes what the benchmark prints): a run's time is ``max(wall seconds, CPU seconds)``, the grader's
+monotonic clock against the CPU time the kernel counted for the run's whole process tree
+(:mod:`repogym_gym.sandbox.cputime`; a Docker run: its container's cgroup). A single-threaded
+benchmark's CPU time is at most its wall time, so this is the wall time; work split over processes
+or threads is not a speed-up (red-team round 38 kept a quadratic scan, split it over two forked
+processes, and scored 1.0 on the wall clock alone). Under LocalSandbox a worker whose parent does
+not wait for it and which outlives the command is counted only up to the last reading.
 
 Deciding (:mod:`repogym_gym.graders.perfstats`, pure functions), with ``b`` and ``c`` the timed
 baseline and candidate runs::
@@ -193,7 +199,9 @@ class PerfGrader:
             found = match.group(0) if match else None
             if found is None and not candidate:
                 raise BrokenTaskError(f"the baseline benchmark's output has no match for output_check {perf.output_check!r}")
-        seconds = result.duration_s if perf.timing == "wall" else _reported_seconds(result.stdout)
+        # work handed to other processes or threads costs its CPU time (red-team round 38: two forked halves of a
+        # quadratic scan scored 1.0 on the wall clock alone)
+        seconds = max(result.duration_s, result.cpu_s or 0.0) if perf.timing == "wall" else _reported_seconds(result.stdout)
         if not math.isfinite(seconds) or seconds <= 0:
             raise GraderError(f"timing {seconds!r} is not a positive finite number of seconds")
         return seconds, found

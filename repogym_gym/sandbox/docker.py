@@ -76,6 +76,7 @@ from repogym_gym.sandbox.containers import (
     real,
     under,
 )
+from repogym_gym.sandbox.cputime import cgroup_cpu_s
 from repogym_gym.sandbox.disk import DiskWatch
 from repogym_gym.sandbox.engine import engine_url, socket_path, stream_exec
 from repogym_gym.sandbox.limits import DEFAULT_LIFETIME_S, LIFETIME_MARGIN_S, SandboxLimits, episode_lifetime
@@ -144,6 +145,7 @@ class DockerSandbox(SandboxBase):
         self._engine = _engine or Containers(engine_url(url))
         self._held: dict[str, Any] = {}  # tree -> its episode container (None: to be restarted)
         self._ends: dict[str, float] = {}  # tree -> when its container's life ends (time.monotonic())
+        self._init_pids: dict[str, int | None] = {}  # container id -> its init's host pid (its cgroup's CPU time)
 
     @property
     def url(self) -> str:
@@ -242,6 +244,17 @@ class DockerSandbox(SandboxBase):
             self._held[tree] = None
         return result
 
+    def _init_pid(self, api: Any, container: Any) -> int | None:
+        """The host pid of ``container``'s init (whose cgroup is the container's), looked up once; None if unknown."""
+        if container.id not in self._init_pids:
+            import docker
+
+            try:
+                self._init_pids[container.id] = int(api.inspect_container(container.id)["State"]["Pid"]) or None
+            except (docker.errors.DockerException, KeyError, TypeError, ValueError):
+                return None
+        return self._init_pids[container.id]
+
     @staticmethod
     def _sweep(api: Any, container: Any, kill: Any) -> None:
         """Kill every process of the command uid still in ``container``, from an exec of its own.
@@ -269,6 +282,8 @@ class DockerSandbox(SandboxBase):
         api = self._engine.client().api
         full_env = scrubbed_env({**SANDBOX_ENV, **(env or {})}, allowlist=self._allowlist)
         full_env["PATH"] = sandbox_path(full_env["PATH"])  # the running interpreter's venv is not mounted
+        init_pid = self._init_pid(api, container)
+        cpu_before = cgroup_cpu_s(init_pid) if init_pid else None
         start = time.monotonic()
         try:
             exec_id = api.exec_create(container.id, ["/bin/sh", "-c", _WRAPPER, "repogym", *argv], stdout=True, stderr=True,
@@ -299,11 +314,13 @@ class DockerSandbox(SandboxBase):
                     exit_code = info.get("ExitCode")
                     break
                 time.sleep(0.02)
+        cpu_after = cgroup_cpu_s(init_pid) if init_pid and cpu_before is not None else None
         if not (out.timed_out or out.stopped):
             self._sweep(api, container, kill)
         stderr = out.stderr.text() + (f"\n[killed by repogym: {out.stopped}]\n" if out.stopped else "")
         return CommandResult(argv=list(argv), exit_code=exit_code, stdout=out.stdout.text(), stderr=stderr,
                              duration_s=time.monotonic() - start, timed_out=out.timed_out,
+                             cpu_s=max(0.0, cpu_after - cpu_before) if cpu_after is not None and cpu_before is not None else None,
                              truncated=out.stdout.truncated or out.stderr.truncated)
 
     # -- containers --------------------------------------------------------------------------

@@ -7,6 +7,7 @@ the environment; this module owns starting, streaming, capping and killing.
 from __future__ import annotations
 
 import os
+import resource
 import selectors
 import signal
 import subprocess
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from repogym_gym.owners import start_group_reaper, unwatch_group, watch_group
 from repogym_gym.results import CommandResult
+from repogym_gym.sandbox.cputime import CPU_SAMPLE_S, tree_cpu_s
 
 __all__ = ["CappedBuffer", "run_captured", "run_process"]
 
@@ -73,6 +75,23 @@ class CappedBuffer:
             return (bytes(self._head) + tail).decode("utf-8", errors="replace")
         marker = f"\n[... {dropped} bytes truncated by repogym ...]\n"
         return self._head.decode("utf-8", errors="replace") + marker + tail.decode("utf-8", errors="replace")
+
+
+def _reap(proc: subprocess.Popen[bytes], usage: list[resource.struct_rusage], *, block: bool) -> bool:
+    """Whether ``proc`` has exited, reaping it with ``wait4`` so that its resource usage (its own and
+    that of every process below it that was waited for) lands in ``usage``. Sets ``proc.returncode``."""
+    if proc.returncode is not None:
+        return True
+    try:
+        pid, status, rusage = os.wait4(proc.pid, 0 if block else os.WNOHANG)
+    except ChildProcessError:  # reaped elsewhere: Popen records it (no usage to report)
+        proc.poll()
+        return True
+    if pid == 0:
+        return False
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    usage.append(rusage)
+    return True
 
 
 def _kill_group(pgid: int) -> None:
@@ -183,6 +202,7 @@ def _wait(proc: subprocess.Popen[bytes], shown: list[str], start: float, timeout
           watch: Callable[[], str | None] | None) -> CommandResult:
     """:func:`run_process` once ``proc`` started: its output read and capped, its group killed when it ends."""
     out, err = CappedBuffer(output_limit_bytes), CappedBuffer(output_limit_bytes)
+    usage: list[resource.struct_rusage] = []
     sel = selectors.DefaultSelector()
     assert proc.stdout is not None and proc.stderr is not None
     sel.register(proc.stdout, selectors.EVENT_READ, out)
@@ -192,9 +212,13 @@ def _wait(proc: subprocess.Popen[bytes], shown: list[str], start: float, timeout
     drain_until: float | None = None
     stopped: str | None = None
     next_watch = start + WATCH_INTERVAL_S
+    cpu_seen, next_cpu = 0.0, start
     try:
         while sel.get_map():
             now = time.monotonic()
+            if drain_until is None and now >= next_cpu:  # work split over processes still costs its CPU time
+                next_cpu = now + CPU_SAMPLE_S
+                cpu_seen = max(cpu_seen, tree_cpu_s(proc.pid))
             if watch is not None and drain_until is None and now >= next_watch:
                 next_watch = now + WATCH_INTERVAL_S
                 stopped = watch()
@@ -205,7 +229,7 @@ def _wait(proc: subprocess.Popen[bytes], shown: list[str], start: float, timeout
                 timed_out = True
                 _kill_group(proc.pid)
                 drain_until = now + DRAIN_GRACE_S
-            if drain_until is None and proc.poll() is not None:
+            if drain_until is None and _reap(proc, usage, block=False):
                 _kill_group(proc.pid)
                 drain_until = now + DRAIN_GRACE_S
             if drain_until is not None and now >= drain_until:
@@ -221,14 +245,14 @@ def _wait(proc: subprocess.Popen[bytes], shown: list[str], start: float, timeout
         sel.close()
         proc.stdout.close()
         proc.stderr.close()
-        if proc.poll() is None and not timed_out:
+        while not _reap(proc, usage, block=False) and not timed_out:
             # Both pipes closed before exit: wait for the rest of the time budget.
-            try:
-                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
+            if time.monotonic() >= deadline:
                 timed_out = True
+                break
+            time.sleep(WATCH_INTERVAL_S)
         _kill_group(proc.pid)
-        proc.wait()
+        _reap(proc, usage, block=True)
     duration = time.monotonic() - start
     return CommandResult(
         argv=shown,
@@ -236,6 +260,7 @@ def _wait(proc: subprocess.Popen[bytes], shown: list[str], start: float, timeout
         stdout=out.text(),
         stderr=err.text() + (f"\n[killed by repogym: {stopped}]\n" if stopped else ""),
         duration_s=duration,
+        cpu_s=max(cpu_seen, (usage[0].ru_utime + usage[0].ru_stime) if usage else 0.0),
         timed_out=timed_out,
         truncated=out.truncated or err.truncated,
     )

@@ -773,3 +773,18 @@ def test_the_golden_still_scores_1_in_every_trial(make_task: MakeTask) -> None:
         env.close()
     timings = [{k: perf_of(r)["details"].get(k) for k in ("speedup", "worst_case", "baseline_s", "candidate_s")} for r in results]
     assert [(r.reward, r.info["passed"]) for r in results] == [(1.0, True)] * 3, timings
+
+
+@attack(G, "the quadratic scans kept, split over two forked processes, the scan of one list reused for the next call on it "
+        "(round 38: 1.0 on the wall clock)", local="score 0", confining="score 0")
+def test_work_split_over_forked_processes_or_reused_across_calls_is_not_a_speedup(start: Start, dedupe: Task) -> None:
+    """Round 38 scored 1.0 under bwrap, Docker and local with keys never hashed: two forked halves halved
+    the wall time on a free second core, and duplicate_keys reused unique_by's scan of the very same list.
+    A run's time is now max(wall, CPU seconds of its process tree), and each call of the benchmark gets
+    inputs of its own."""
+    env = start(dedupe)
+    write(env, DEDUPE, (Path(__file__).with_name("round38") / "forked_quadratic_dedupe.py").read_text())
+    shown = run(env, "python -m pytest -q tests").observation
+    assert shown.exit_code == 0, shown.text  # the attack keeps the behaviour: it is the speed it fakes
+    perf = assert_no_speedup_scored(submit(env))
+    assert perf["details"]["speedup"] < 1.3, perf

@@ -45,10 +45,12 @@ def make_records(seed: int = 1234) -> list[tuple[str, str]]:
 def main() -> int:
     seed = int(os.environ.get("REPOGYM_PERF_SEED", "1234"))
     start = time.perf_counter()
-    records = make_records(seed)
+    # each call gets inputs of its own: work done for one call cannot be handed to the next (red-team
+    # round 38 reused unique_by's scan of the very same list in duplicate_keys)
+    records, others, addresses = make_records(seed), make_records(seed + 1), make_records(seed + 2)
     got_unique = unique_by(records, key=email_key)
-    got_dups = duplicate_keys(records, key=email_key)
-    got_identity = unique_by([r[0] for r in records])
+    got_dups = duplicate_keys(others, key=email_key)
+    got_identity = unique_by([r[0] for r in addresses])
     elapsed = time.perf_counter() - start
     if digest is None:
         print("result not digested: REPOGYM_PERF_CANON is unset (the grader sets it)")
