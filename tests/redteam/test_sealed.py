@@ -110,3 +110,17 @@ def test_an_observation_made_by_the_code_under_test_voids_the_run(start: Start, 
     result = submit(env)
     assert_unearned_zero(result)
     assert "an observation was reached through code of the submission" in " ".join(component(result, "tests")["messages"])
+
+
+@attack("the judge", "a stub that rejects every input (parse_duration raises ValueError): the rejection-only "
+        "tests passed it, 2 of 7 fail_to_pass by partial credit (round 38: 0.286)", local="score 0", confining="score 0")
+def test_a_stub_that_rejects_everything_earns_nothing(start: Start) -> None:
+    """The starter's rejection tests now also parse the well-formed neighbours of what they reject."""
+    env = start(resolve_task("parse-duration"))
+    write(env, "timefmt/__init__.py", '"""timefmt: human-friendly durations."""\n\nfrom timefmt.durations import '
+          'UNITS, format_duration\n\n__all__ = ["UNITS", "format_duration", "parse_duration"]\n\n\n'
+          'def parse_duration(text):\n    raise ValueError(text)\n')
+    result = submit(env)
+    assert_unearned_zero(result)
+    tests = component(result, "tests")
+    assert tests["messages"][0] == "0/7 fail_to_pass tests pass" and "passed" not in tests["details"]["fail_to_pass"].values()

@@ -34,12 +34,17 @@ def test_parse_allows_whitespace_between_components():
 
 
 def test_parse_rejects_malformed():
+    # the well-formed neighbours parse: a parse_duration that rejects everything passes nothing here
+    for text, seconds in (("10s", 10), ("1h", 3_600), ("1h30m", 5_400), ("1h 30m", 5_400), ("1h 30s", 3_630)):
+        assert same(timefmt.parse_duration(text), seconds)
     for text in ("", "   ", "10", "h", "1x", "1.5h", "-1h", "1h 30", "1hh", "1 h", "1h+30m", "1h,30m", "1H"):
         with pytest.raises(ValueError):
             timefmt.parse_duration(text)
 
 
 def test_parse_rejects_repeated_or_out_of_order_units():
+    for text, seconds in (("1h30m", 5_400), ("1d1s", 86_401), ("5m 6s", 306)):
+        assert same(timefmt.parse_duration(text), seconds)
     for text in ("30m1h", "1h1h", "1s1d", "5m 5m"):
         with pytest.raises(ValueError):
             timefmt.parse_duration(text)
