@@ -20,13 +20,24 @@ Cyclomatic complexity is ``1`` plus one per decision point in the function's own
 comprehension ``for`` clause                 1 each, plus 1 per ``if`` of that clause
 ``assert``                                   1
 ``case`` of a ``match``                      1 each (guards are not counted)
+``(a, b, c)[i]``, ``{k: a, ...}[i]``         number of alternatives - 1 (``i`` not a constant)
+``x[c]``, ``c`` holding a condition          1 (a comparison, ``not``, ``and``/``or``, ``bool()``)
+``c & d``, ``c | d``, ``c ^ d``              1 when an operand is a condition
 ``with`` / ``async with``                    0
-a nested ``def`` or ``lambda``               0: measured as a function of its own
+a nested ``def``                             0: measured as a function of its own
+a ``lambda`` inside a function               its decision points count there too
 ===========================================  ===========================================
 
-A nested function (a ``def``, a ``lambda``, or a method of a class defined inside a function)
-adds nothing to the enclosing function, except its decorators, default values and annotations,
-which the enclosing function evaluates. A lambda's length is its lines, like a ``def``'s: a module-level
+A choice is counted whatever syntax makes it, as far as the syntax shows it: round 38 wrote every
+``if c: A else: B`` of a refactor as ``(lambda: B, lambda: A)[c]()``, which counted nothing, and
+scored 1.0 with the original ladder kept. Branch-free arithmetic (``a * c + b * (1 - c)``), a
+``min``/``max`` clamp used as an index, or ``getattr`` dispatch on a computed name still measure
+as no decision: a syntactic measure cannot see every choice (see the README's judge limits).
+
+A nested ``def`` (or a method of a class defined inside a function) adds nothing to the enclosing
+function, except its decorators, default values and annotations, which the enclosing function
+evaluates; a nested ``lambda`` is measured as a function of its own and its choices count for the
+function it is written in as well. A lambda's length is its lines, like a ``def``'s: a module-level
 ``quote = lambda ...: (...)`` spread over 20 lines is a 20-line function named ``<lambda>``.
 Statements in the body of a class defined inside a function run as part of that function and
 count for it. Code outside any function runs too, and can run again (a module re-executed per call
@@ -380,7 +391,9 @@ def _own_nodes(function: _Function) -> Iterator[ast.AST]:
     while stack:
         node = stack.pop()
         yield node
-        if isinstance(node, _FUNCTIONS):  # only what the enclosing function evaluates
+        if isinstance(node, ast.Lambda):  # an expression of the function it is in: its choices are that function's
+            stack.extend([*_definition_nodes(node), node.body])
+        elif isinstance(node, _FUNCTIONS):  # only what the enclosing function evaluates
             # annotations too: without the __future__ import each is evaluated whenever the
             # enclosing function runs (a nested def's annotation held a whole function body)
             stack.extend(_definition_nodes(node))
@@ -396,4 +409,34 @@ def _decision_points(node: ast.AST) -> int:
         return len(node.values) - 1
     if isinstance(node, ast.comprehension):
         return 1 + len(node.ifs)
+    if isinstance(node, ast.Subscript):
+        return _selection_points(node)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+        return 1 if _is_truth_value(node.left) or _is_truth_value(node.right) else 0
     return 0
+
+
+def _selection_points(node: ast.Subscript) -> int:
+    """A choice made by indexing: ``(a, b, c)[i]`` (a literal of n alternatives indexed by a computed value)
+    is n - 1 decisions, like an ``if``/``elif`` ladder; any container indexed by a truth value
+    (``table[x > 0]``) is 1. Round 38 rewrote every ``if c: A else: B`` of a refactor task as
+    ``(lambda: B, lambda: A)[c]()`` and measured complexity 1."""
+    index = node.slice
+    if isinstance(index, ast.Slice) or all(isinstance(part, _CONSTANT_PARTS) for part in ast.walk(index)):
+        return 0  # x[-1], x[2 * 3]: no choice
+    container = node.value
+    if isinstance(container, (ast.Tuple, ast.List)) and len(container.elts) > 1:
+        return len(container.elts) - 1
+    if isinstance(container, ast.Dict) and len(container.keys) > 1:
+        return len(container.keys) - 1
+    return 1 if any(_is_truth_value(inner) for inner in ast.walk(index)) else 0
+
+
+#: What an index made of constants only is built from (``-1``, ``2 * 3``).
+_CONSTANT_PARTS = (ast.Constant, ast.UnaryOp, ast.BinOp, ast.operator, ast.unaryop)
+
+
+def _is_truth_value(node: ast.AST) -> bool:
+    """A comparison, ``not``, ``and``/``or`` or a ``bool(...)`` call: an expression that is a condition."""
+    return (isinstance(node, (ast.Compare, ast.BoolOp)) or (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not))
+            or (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "bool"))

@@ -76,18 +76,18 @@ def test_a_lambda_is_a_function_of_its_own_wherever_it_is() -> None:
     assert sorted(measured) == sorted([
         ("<lambda>", 1, 1, 2),
         ("C.<lambda>", 3, 1, 2),
-        ("C.m", 4, 4, 1),
+        ("C.m", 4, 4, 2),  # its lambda's choice is its own too (round 38)
         ("C.m.<locals>.<lambda>", 5, 3, 2),
-        ("f", 8, 2, 1),  # its default is evaluated by the module, not by f
+        ("f", 8, 2, 2),  # its default is evaluated by the module, not by f; the `or` of its lambdas is f's
         ("<lambda>", 8, 1, 2),  # so Python names it "<lambda>", not "f.<locals>.<lambda>"
-        ("f.<locals>.<lambda>", 9, 1, 1),
+        ("f.<locals>.<lambda>", 9, 1, 2),
         ("f.<locals>.<lambda>.<locals>.<lambda>", 9, 1, 2),
     ])
 
 
 def test_a_lambdas_defaults_count_for_the_function_that_evaluates_them() -> None:
     result = measure("def f(xs):\n    return map(lambda x, d=xs and 1: x or d, xs)\n")
-    assert (result["f"].complexity, result["f.<locals>.<lambda>"].complexity) == (2, 2)
+    assert (result["f"].complexity, result["f.<locals>.<lambda>"].complexity) == (3, 2)  # the lambda's `or` is f's too
 
 
 def test_a_module_level_lambda_spread_over_lines_breaks_the_length_limits_of_a_def() -> None:
@@ -392,3 +392,22 @@ def test_a_module_s_top_level_is_measured_for_its_logic_not_its_tables() -> None
     assert top.length == 4 + 2  # the if/elif (4 lines) and the for (2); not the docstring, import, table, class, def
     tables = tree_metrics(ast.parse("A = {\n  1: 2,\n}\nB = 3\n"), "t.py", top_level=True)
     assert [(m.qualname, m.length, m.complexity) for m in tables] == [("<module>", 0, 1)]
+
+
+@pytest.mark.parametrize(("body", "points"), [
+    ("return (lambda: b, lambda: a)[c]()", 1),  # round 38's if/else
+    ("return (x, y, z)[n]", 2),
+    ("return {1: x, 2: y, 3: z}[n]", 2),
+    ("return table[w <= 500]", 1),
+    ("return table[int(not c)]", 1),
+    ("return ok[(w <= 0) | (w > 30000)]", 2),  # the | of two conditions, and the index that is a condition
+    ("return table[zone]", 0),  # a lookup in a table is data, not a choice
+    ("return (x, y)[0]", 0),
+    ("return (x, y, z)[-1]", 0),  # a constant index chooses nothing (the lambda attack's tuple of steps)
+    ("return flags & mask", 0),
+])
+def test_a_choice_made_by_indexing_counts_as_a_decision(body: str, points: int) -> None:
+    """Red-team round 38 kept a refactor task's whole if/elif ladder as ``(lambda: B, lambda: A)[c]()``
+    selections: complexity 1, quality 1.0."""
+    result = measure(f"def f(a, b, c, n, w, x, y, z, zone, table, ok, flags, mask):\n    {body}\n")
+    assert result["f"].complexity == 1 + points

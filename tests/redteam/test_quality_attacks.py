@@ -445,3 +445,20 @@ def test_run_time_code_compiled_from_a_finalizer_is_measured(start: Start, refac
     assert_unearned_zero(result)
     recorded = component(result, "tests")["messages"]
     assert any(m.startswith("run-time code 1") and "complexity 26 > 8" in m for m in recorded), recorded
+
+
+@attack(G, "every if/else of the original written as a choice by index, (lambda: B, lambda: A)[c]() (round 38: 1.0, "
+        "complexity 1)", local="score 0.5 (complexity 26 > 8)", confining="score 0.5 (complexity 26 > 8)")
+def test_choices_made_by_indexing_count_as_the_decisions_they_are(start: Start, refactor: Task) -> None:
+    """Round 38 kept the whole if/elif ladder, its three copies of the weight bands and its check order as
+    bool-indexed tuples of lambdas and ``&``/``|`` of conditions: complexity 1, quality 1.0 under every
+    sandbox. A selection from a literal of alternatives, an index that is a condition, a ``&``/``|`` of
+    conditions and a lambda's choices (in the function it is written in) now count: the ladder's 26."""
+    env = start(refactor)
+    write(env, RATES, (Path(__file__).with_name("round38") / "branchfree_rates.py").read_text())
+    behaviour_holds(env)
+    result = submit(env)
+    assert result.info.get("infra_error") is None and result.info["passed"] is False and result.reward == 0.5
+    quality = component(result, "quality")
+    assert quality["details"]["violations"] == {"max_function_length": [],
+                                                "max_cyclomatic_complexity": [f"{RATES}:21 quote: 26 complexity > 8"]}
