@@ -18,7 +18,7 @@ from tests.redteam.helpers import require_sandbox
 WORKERS = '''import os, sys, time
 def spend():
     start = time.process_time()
-    while time.process_time() - start < 0.25:
+    while time.process_time() - start < 0.5:
         pass
     return time.process_time()
 r, w = os.pipe()
@@ -51,8 +51,11 @@ def test_a_commands_cpu_time_counts_the_work_of_a_forked_worker(sandbox_name: st
             result = sandbox.run(["python3", "-c", CASES[case]], cwd=work, timeout_s=60)
         assert result.exit_code == 0, result.stderr
         spent = float(result.stdout.split()[0])  # both processes' own CPU seconds, as each measured it
-        assert spent >= 0.5
-        assert result.cpu_s is not None and result.cpu_s >= 0.9 * spent, (result.cpu_s, spent)
+        assert spent >= 1.0
+        # the /proc readings are CPU_SAMPLE_S apart (further on a loaded machine) and bwrap's outer process
+        # does not reap the namespace's init, so the worker's last moments may go unseen: 20 % slack, where
+        # leaving the worker out entirely (the wall clock's view of the work) is 50 %
+        assert result.cpu_s is not None and result.cpu_s >= 0.8 * spent, (result.cpu_s, spent)
     finally:
         sandbox.close()
 
