@@ -91,8 +91,6 @@ def check_task_id(v: str) -> str:
     return v
 
 
-
-
 def relative_path(value: str) -> str:
     """Return ``value`` as a normalised relative posix path inside a tree.
 
@@ -434,10 +432,8 @@ class PerfSpec(StrictModel):
     runs: Annotated[int, Field(ge=1, le=50)] = Field(5, description="Interleaved baseline/candidate pairs.")
     min_speedup: Annotated[float, Field(gt=1.0)] = Field(2.0, description="Speed-up (baseline/candidate) that scores 1 and passes.")
     noise_floor: Annotated[float, Field(ge=1.0)] = Field(1.15, description="Speed-up below which the score is 0.")
-    timing: Literal["wall", "reported"] = Field(
-        "wall",
-        description="'wall' times the whole process tree from outside, max(wall seconds, CPU seconds of the tree); "
-        "'reported' trusts a last stdout line "
+    timing: Literal["wall", "reported"] = Field("wall",
+        description="'wall' times the process tree from outside, max(wall, CPU seconds); 'reported' trusts a last stdout line "
         '{"seconds": x} (more precise, but agent-reachable code could fake it).',
     )
     timeout_s: Annotated[float, Field(gt=0)] = Field(120.0, description="Timeout of one benchmark run, seconds.")
@@ -582,7 +578,7 @@ class TaskSpec(StrictModel):
                     f"grading.weights names {name!r}, which is not an objective of a {kind} task "
                     f"(objectives: {self.objectives()})"
                 )
-        if sum(self.grading.weights.get(name, 1.0) for name in self.objectives()) == 0:
+        if sum(self.grading.weights.get(name, 1.0) for name in self.objectives()) == 0:  # every score would be 0
             raise ValueError(f"grading.weights gives the objectives {self.objectives()} a total weight of 0, so every "
                              "submission, the golden patch too, would score 0; give one a weight above 0 or leave weights out")
         return self
