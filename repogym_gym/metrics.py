@@ -22,6 +22,9 @@ comprehension ``for`` clause                 1 each, plus 1 per ``if`` of that c
 ``case`` of a ``match``                      1 each (guards are not counted)
 ``(a, b, c)[i]``, ``{k: a, ...}[i]``         number of alternatives - 1 (``i`` not a constant)
 ``x[c]``, ``c`` holding a condition          1 (a comparison, ``not``, ``and``/``or``, ``bool()``)
+a name bound to either, then indexing        the same (``pair = (a, b); flag = c; pair[flag]``: 1)
+``x.__getitem__(c)``, ``getitem``, ``.get``  1 when ``c`` holds a condition
+``suppress(...)``                            1 (an ``except`` handler by another name)
 ``c & d``, ``c | d``, ``c ^ d``              1 when an operand is a condition
 ``with`` / ``async with``                    0
 a nested ``def``                             0: measured as a function of its own
@@ -30,9 +33,11 @@ a ``lambda`` inside a function               its decision points count there too
 
 A choice is counted whatever syntax makes it, as far as the syntax shows it: round 38 wrote every
 ``if c: A else: B`` of a refactor as ``(lambda: B, lambda: A)[c]()``, which counted nothing, and
-scored 1.0 with the original ladder kept. Branch-free arithmetic (``a * c + b * (1 - c)``), a
-``min``/``max`` clamp used as an index, or ``getattr`` dispatch on a computed name still measure
-as no decision: a syntactic measure cannot see every choice (see the README's judge limits).
+scored 1.0 with the original ladder kept; round 39 bound the alternatives and conditions to names
+first (1.0 again), so names a function binds to either are followed to where they choose. Branch-free
+arithmetic (``a * c + b * (1 - c)``), a ``min``/``max`` clamp used as an index, ``getattr`` dispatch
+on a computed name, or alternatives and conditions handed to a helper as arguments still measure as
+no decision: a syntactic measure cannot see every choice (see the README's grading section).
 
 A nested ``def`` (or a method of a class defined inside a function) adds nothing to the enclosing
 function, except its decorators, default values and annotations, which the enclosing function
@@ -162,7 +167,7 @@ def tree_metrics(tree: ast.AST, path: str = "<string>", *, top_level: bool = Fal
             lineno=node.lineno,
             end_lineno=node.end_lineno or node.lineno,
             length=(node.end_lineno or node.lineno) - node.lineno + 1,
-            complexity=1 + sum(_decision_points(inner) for inner in _own_nodes(node)),
+            complexity=_complexity(list(_own_nodes(node))),
         )
         for qualname, node in _functions(tree)
     ]
@@ -171,7 +176,7 @@ def tree_metrics(tree: ast.AST, path: str = "<string>", *, top_level: bool = Fal
         results.append(FunctionMetrics(
             kind="module", path=path, qualname="<module>", lineno=body[0].lineno,
             end_lineno=body[-1].end_lineno or body[-1].lineno, length=_logic_lines(body),
-            complexity=1 + sum(_decision_points(inner) for inner in _top_level_nodes(body))))
+            complexity=_complexity(list(_top_level_nodes(body)))))
     return sorted(results, key=lambda metrics: (metrics.lineno, metrics.kind == "module"))
 
 
@@ -401,22 +406,72 @@ def _own_nodes(function: _Function) -> Iterator[ast.AST]:
             stack.extend(ast.iter_child_nodes(node))
 
 
-def _decision_points(node: ast.AST) -> int:
-    """Decision points that ``node`` itself adds (its children are counted separately)."""
+def _complexity(nodes: list[ast.AST]) -> int:
+    """1 + the decision points of a scope's own ``nodes``, names bound in it to a condition or to a literal
+    of alternatives followed to where they choose (round 39: ``pair = (a, b); flag = c; pair[flag]``)."""
+    names = _choice_names(nodes)
+    return 1 + sum(_decision_points(inner, names) for inner in nodes)
+
+
+def _choice_names(nodes: list[ast.AST]) -> dict[str, int]:
+    """Names a scope binds to a condition (0) or to a literal of n alternatives (n - 1), from its
+    assignments (tuple unpacking pairwise) and ``:=``."""
+    found: dict[str, int] = {}
+    pairs: list[tuple[ast.AST, ast.AST]] = []
+    for node in nodes:
+        if isinstance(node, ast.Assign):
+            pairs += [(target, node.value) for target in node.targets]
+        elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
+            pairs.append((node.target, node.value))
+    while pairs:
+        target, value = pairs.pop()
+        if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) \
+                and len(target.elts) == len(value.elts):
+            pairs += list(zip(target.elts, value.elts, strict=True))
+        elif isinstance(target, ast.Name):
+            if _is_truth_value(value):
+                found.setdefault(target.id, 0)
+            elif isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) > 1:
+                found[target.id] = max(found.get(target.id, 0), len(value.elts) - 1)
+            elif isinstance(value, ast.Dict) and len(value.keys) > 1:
+                found[target.id] = max(found.get(target.id, 0), len(value.keys) - 1)
+    return found
+
+
+#: Calls that index: ``x.__getitem__(i)``, ``operator.getitem(x, i)``, ``mapping.get(i)``.
+_INDEXING_CALLS = ("__getitem__", "getitem", "get", "itemgetter")
+
+
+def _decision_points(node: ast.AST, names: dict[str, int] | None = None) -> int:
+    """Decision points that ``node`` itself adds (its children are counted separately); ``names``: see
+    :func:`_choice_names`."""
+    names = names or {}
+    if isinstance(node, ast.Subscript):
+        return _selection_points(node, names)
+    if isinstance(node, ast.Call):
+        func = node.func
+        called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if called in _INDEXING_CALLS and any(_is_condition(arg, names) for arg in node.args):
+            return 1
+        return 1 if called == "suppress" else 0  # contextlib.suppress: an except handler by another name
     if isinstance(node, _ONE_POINT):
         return 1
     if isinstance(node, ast.BoolOp):
         return len(node.values) - 1
     if isinstance(node, ast.comprehension):
         return 1 + len(node.ifs)
-    if isinstance(node, ast.Subscript):
-        return _selection_points(node)
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
-        return 1 if _is_truth_value(node.left) or _is_truth_value(node.right) else 0
+        return 1 if _is_condition(node.left, names) or _is_condition(node.right, names) else 0
     return 0
 
 
-def _selection_points(node: ast.Subscript) -> int:
+def _is_condition(node: ast.AST, names: dict[str, int]) -> bool:
+    """``node`` is or holds a condition: a truth value, or a name the scope bound to one."""
+    return any(_is_truth_value(inner) or (isinstance(inner, ast.Name) and names.get(inner.id) == 0
+                                          and inner.id in names) for inner in ast.walk(node))
+
+
+def _selection_points(node: ast.Subscript, names: dict[str, int]) -> int:
     """A choice made by indexing: ``(a, b, c)[i]`` (a literal of n alternatives indexed by a computed value)
     is n - 1 decisions, like an ``if``/``elif`` ladder; any container indexed by a truth value
     (``table[x > 0]``) is 1. Round 38 rewrote every ``if c: A else: B`` of a refactor task as
@@ -429,7 +484,9 @@ def _selection_points(node: ast.Subscript) -> int:
         return len(container.elts) - 1
     if isinstance(container, ast.Dict) and len(container.keys) > 1:
         return len(container.keys) - 1
-    return 1 if any(_is_truth_value(inner) for inner in ast.walk(index)) else 0
+    if isinstance(container, ast.Name) and names.get(container.id, 0) > 0:
+        return names[container.id]
+    return 1 if _is_condition(index, names) else 0
 
 
 #: What an index made of constants only is built from (``-1``, ``2 * 3``).

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from repogym_gym.owners import start_group_reaper, unwatch_group, watch_group
 from repogym_gym.results import CommandResult
-from repogym_gym.sandbox.cputime import CPU_SAMPLE_S, tree_cpu_s
+from repogym_gym.sandbox.cputime import CPU_SAMPLE_S, CpuCgroup, tree_cpu_s
 
 __all__ = ["CappedBuffer", "run_captured", "run_process"]
 
@@ -174,10 +174,15 @@ def run_process(
     shown = list(display_argv if display_argv is not None else argv)
     if reap_group:
         start_group_reaper()  # before the command: telling it the group is then one write
+    cgroup = CpuCgroup.make()  # counts the CPU of whatever the command starts (round 39 hid it from the readings)
+    wrapped = cgroup.wrap(argv, env, cwd) if cgroup is not None else None
+    if cgroup is not None and wrapped is None:
+        cgroup.remove()
+        cgroup = None
     start = time.monotonic()
     try:
         proc = subprocess.Popen(
-            list(argv),
+            wrapped or list(argv),
             cwd=Path(cwd),
             env=dict(env),
             stdin=subprocess.DEVNULL,
@@ -188,14 +193,22 @@ def run_process(
             pass_fds=tuple(pass_fds),
         )
     except OSError as exc:
+        if cgroup is not None:
+            cgroup.remove()
         return CommandResult(argv=shown, exit_code=None, stderr=f"could not start {argv[0]!r}: {exc}", duration_s=0.0)
     if reap_group:
         watch_group(proc.pid)
     try:
-        return _wait(proc, shown, start, timeout_s, output_limit_bytes, watch)
+        result = _wait(proc, shown, start, timeout_s, output_limit_bytes, watch)
     finally:
         if reap_group:
             unwatch_group(proc.pid)
+        counted = cgroup.usage_s() if cgroup is not None else None
+        if cgroup is not None:
+            cgroup.remove()
+    if counted is not None:
+        result = result.model_copy(update={"cpu_s": max(result.cpu_s or 0.0, counted)})
+    return result
 
 
 def _wait(proc: subprocess.Popen[bytes], shown: list[str], start: float, timeout_s: float, output_limit_bytes: int,

@@ -447,6 +447,17 @@ def test_run_time_code_compiled_from_a_finalizer_is_measured(start: Start, refac
     assert any(m.startswith("run-time code 1") and "complexity 26 > 8" in m for m in recorded), recorded
 
 
+def _half_for_the_complexity_kept(env: Episode, payload: str) -> dict[str, list[str]]:
+    """Submit ``payload`` (under this folder) as the rates module: the behaviour holds, the length limit is
+    met and the complexity limit is not, so the grade is 0.5; returns the quality violations."""
+    write(env, RATES, (Path(__file__).parent / payload).read_text())
+    behaviour_holds(env)
+    result = submit(env)
+    assert result.info.get("infra_error") is None and result.info["passed"] is False and result.reward == 0.5
+    violations: dict[str, list[str]] = component(result, "quality")["details"]["violations"]
+    return violations
+
+
 @attack(G, "every if/else of the original written as a choice by index, (lambda: B, lambda: A)[c]() (round 38: 1.0, "
         "complexity 1)", local="score 0.5 (complexity 26 > 8)", confining="score 0.5 (complexity 26 > 8)")
 def test_choices_made_by_indexing_count_as_the_decisions_they_are(start: Start, refactor: Task) -> None:
@@ -454,11 +465,15 @@ def test_choices_made_by_indexing_count_as_the_decisions_they_are(start: Start, 
     bool-indexed tuples of lambdas and ``&``/``|`` of conditions: complexity 1, quality 1.0 under every
     sandbox. A selection from a literal of alternatives, an index that is a condition, a ``&``/``|`` of
     conditions and a lambda's choices (in the function it is written in) now count: the ladder's 26."""
-    env = start(refactor)
-    write(env, RATES, (Path(__file__).with_name("round38") / "branchfree_rates.py").read_text())
-    behaviour_holds(env)
-    result = submit(env)
-    assert result.info.get("infra_error") is None and result.info["passed"] is False and result.reward == 0.5
-    quality = component(result, "quality")
-    assert quality["details"]["violations"] == {"max_function_length": [],
-                                                "max_cyclomatic_complexity": [f"{RATES}:21 quote: 26 complexity > 8"]}
+    violations = _half_for_the_complexity_kept(start(refactor), "round38/branchfree_rates.py")
+    assert violations == {"max_function_length": [], "max_cyclomatic_complexity": [f"{RATES}:21 quote: 26 complexity > 8"]}
+
+
+@attack(G, "the same choices through names: pair = (a, b); flag = cond; pair[flag] (round 39: 1.0, complexity 1)",
+        local="score 0.5 (complexity 22 > 8)", confining="score 0.5 (complexity 22 > 8)")
+def test_choices_made_through_names_count_as_the_decisions_they_are(start: Start, refactor: Task) -> None:
+    """Round 39 bound round 38's alternatives and conditions to names first, kept the three weight-band ladders
+    inline in quote() and measured complexity 1 (1.0 under bwrap and docker). A name the function binds to a
+    condition or to a literal of alternatives is now followed to where it chooses."""
+    violations = _half_for_the_complexity_kept(start(refactor), "round39/named_selection_rates.py")
+    assert f"{RATES}:36 quote: 22 complexity > 8" in violations["max_cyclomatic_complexity"]
