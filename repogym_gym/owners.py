@@ -198,12 +198,14 @@ def _tell_reaper(line: str) -> None:
                 _drop_reaper()
                 return  # a reaper that is gone holds nothing to forget
             reaper_process = _live_reaper()
+            stdin = reaper_process.stdin if reaper_process is not None else None
             try:
-                assert reaper_process is not None and reaper_process.stdin is not None
-                reaper_process.stdin.write(line.encode("ascii"))
-                reaper_process.stdin.flush()
+                if stdin is None:
+                    raise OSError("no reaper process")
+                stdin.write(line.encode("ascii"))
+                stdin.flush()
                 return
-            except (AssertionError, OSError, ValueError):
+            except (OSError, ValueError):
                 _drop_reaper()
                 if attempt:
                     _log.warning("no reaper watches process group %s", line[1:].strip())

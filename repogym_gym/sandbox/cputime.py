@@ -68,29 +68,26 @@ def cgroup_cpu_s(pid: int) -> float | None:
     the host's cgroup files; None when they cannot be read (no such process, no CPU accounting)."""
     try:
         with open(f"/proc/{pid}/cgroup", encoding="utf-8") as handle:
-            lines = handle.read().splitlines()
+            lines = [line.split(":", 2) for line in handle.read().splitlines()]
     except OSError:
         return None
-    for line in lines:
-        _, controllers, path = line.split(":", 2)
-        if "cpuacct" in controllers.split(","):
-            for root in _V1_ROOTS:
-                try:
-                    with open(f"{root}{path}/cpuacct.usage", encoding="ascii") as handle:
-                        return int(handle.read()) / 1e9
-                except (OSError, ValueError):
-                    continue
-    for line in lines:
-        _, controllers, path = line.split(":", 2)
-        if controllers == "":
-            for root in _V2_ROOTS:
-                try:
-                    with open(f"{root}{path}/cpu.stat", encoding="ascii") as handle:
-                        usage = dict(row.split() for row in handle.read().splitlines() if row.count(" ") == 1)
-                    return int(usage["usage_usec"]) / 1e6
-                except (OSError, ValueError, KeyError):
-                    continue
-    return None
+    candidates = [f"{root}{path}/cpuacct.usage" for _, controllers, path in lines if "cpuacct" in controllers.split(",")
+                  for root in _V1_ROOTS]
+    candidates += [f"{root}{path}/cpu.stat" for _, controllers, path in lines if controllers == "" for root in _V2_ROOTS]
+    return next((used for used in map(_usage_s, candidates) if used is not None), None)
+
+
+def _usage_s(file: str) -> float | None:
+    """CPU seconds in a cgroup's ``cpuacct.usage`` (nanoseconds) or ``cpu.stat`` (``usage_usec``); None if unreadable."""
+    try:
+        with open(file, encoding="ascii") as handle:
+            text = handle.read()
+        if file.endswith("cpuacct.usage"):
+            return int(text) / 1e9
+        usage = dict(row.split() for row in text.splitlines() if row.count(" ") == 1)
+        return int(usage["usage_usec"]) / 1e6
+    except (OSError, ValueError, KeyError):
+        return None
 
 
 _made = itertools.count()
@@ -161,15 +158,7 @@ class CpuCgroup:
 
     def usage_s(self) -> float | None:
         """CPU seconds used by the cgroup's processes so far; None if it cannot be read."""
-        try:
-            with open(f"{self.path}/{self._usage_file}", encoding="ascii") as handle:
-                text = handle.read()
-            if self._usage_file == "cpuacct.usage":
-                return int(text) / 1e9
-            usage = dict(row.split() for row in text.splitlines() if row.count(" ") == 1)
-            return int(usage["usage_usec"]) / 1e6
-        except (OSError, ValueError, KeyError):
-            return None
+        return _usage_s(f"{self.path}/{self._usage_file}")
 
     def remove(self) -> None:
         """Remove the cgroup (a process still in it keeps it until this process exits). Never raises."""

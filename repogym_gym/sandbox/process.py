@@ -199,7 +199,7 @@ def run_process(
     if reap_group:
         watch_group(proc.pid)
     try:
-        result = _wait(proc, shown, start, timeout_s, output_limit_bytes, watch)
+        result = _wait(proc, shown, start, timeout_s, output_limit_bytes, watch, read_tree=cgroup is None)
     finally:
         if reap_group:
             unwatch_group(proc.pid)
@@ -212,7 +212,7 @@ def run_process(
 
 
 def _wait(proc: subprocess.Popen[bytes], shown: list[str], start: float, timeout_s: float, output_limit_bytes: int,
-          watch: Callable[[], str | None] | None) -> CommandResult:
+          watch: Callable[[], str | None] | None, *, read_tree: bool = True) -> CommandResult:
     """:func:`run_process` once ``proc`` started: its output read and capped, its group killed when it ends."""
     out, err = CappedBuffer(output_limit_bytes), CappedBuffer(output_limit_bytes)
     usage: list[resource.struct_rusage] = []
@@ -229,7 +229,7 @@ def _wait(proc: subprocess.Popen[bytes], shown: list[str], start: float, timeout
     try:
         while sel.get_map():
             now = time.monotonic()
-            if drain_until is None and now >= next_cpu:  # work split over processes still costs its CPU time
+            if read_tree and drain_until is None and now >= next_cpu:  # a cgroup, where made, counts it all
                 next_cpu = now + CPU_SAMPLE_S
                 cpu_seen = max(cpu_seen, tree_cpu_s(proc.pid))
             if watch is not None and drain_until is None and now >= next_watch:

@@ -128,3 +128,21 @@ def test_the_tree_of_this_process_and_its_cgroup_are_read() -> None:
 
 def test_doctests() -> None:
     assert doctest.testmod(cputime).failed == 0
+
+
+@pytest.mark.parametrize("sandbox_name", ["local", "bwrap"])
+def test_without_a_cgroup_the_process_tree_readings_count_a_waited_for_worker(
+        sandbox_name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not root, or no writable CPU accounting: the /proc readings are what counts (the fallback)."""
+    from repogym_gym.sandbox.cputime import CpuCgroup
+
+    monkeypatch.setattr(CpuCgroup, "make", classmethod(lambda cls: None))
+    sandbox = require_sandbox(sandbox_name)
+    try:
+        with tempfile.TemporaryDirectory() as work:
+            os.chmod(work, 0o777)
+            result = sandbox.run(["python3", "-c", CASES["waited for"]], cwd=work, timeout_s=60)
+        spent = float(result.stdout.split()[0])
+        assert result.exit_code == 0 and result.cpu_s is not None and result.cpu_s >= 0.8 * spent, (result.cpu_s, spent)
+    finally:
+        sandbox.close()
