@@ -64,13 +64,13 @@ def mutation(args: argparse.Namespace) -> None:
 
 
 def history(args: argparse.Namespace) -> None:
-    env = PythonEnvSpec(requirements=with_pytest(args.requirement or []))
-    env_dir = ensure_venv(env.requirements, cache_dir=default_cache_dir())  # warm caches outside the measurement
+    env = PythonEnvSpec(requirements=with_pytest(args.requirement or []), python=args.python)
+    env_dir = ensure_venv(env.requirements, cache_dir=default_cache_dir(), python=env.python)  # warm caches outside the measurement
     tests = TestSpec(command=args.command, hidden="hidden", pythonpath=args.pythonpath or ["."])
     options = HistoryOptions(package=args.package)
     with tempfile.TemporaryDirectory() as tmp:
         cpu0, wall0 = cpu_seconds(), time.monotonic()
-        tasks, mined = mine_history(Path(args.repo), args.range, tests, {"repo": {"env": env.model_dump()}}, options,
+        tasks, mined = mine_history(Path(args.repo), args.range, tests, {"repo": {"env": env.model_dump(exclude_none=True)}}, options,
                                     Path(tmp), env_dir=env_dir)
         cpu1 = cpu_seconds()
         verdicts = [validate_task(t, repeats=args.repeats) for t in load_tasks(Path(tmp))] if tasks else []
@@ -94,6 +94,7 @@ def main() -> None:
     parser.add_argument("--command", default="python -m pytest -q --junitxml={junit} tests", help="history: test command")
     parser.add_argument("--requirement", action="append", help="history: test environment requirement (repeatable)")
     parser.add_argument("--pythonpath", action="append", help="history: import root (repeatable)")
+    parser.add_argument("--python", help="history: CPython version of the test environment (3.11 or 3.12)")
     args = parser.parse_args()
     if args.miner == "history":
         if not args.repo or not args.range:

@@ -187,7 +187,7 @@ class BaselineStore:
 
     def _python_env(self, task: Task) -> Path:
         env = task.spec.repo.env
-        return grader_venv(self.cache_dir) if env is None else ensure_venv(env.requirements, cache_dir=self.cache_dir)
+        return grader_venv(self.cache_dir) if env is None else ensure_venv(env.requirements, cache_dir=self.cache_dir, python=env.python)
 
     @staticmethod
     def _apply_patches(task: Task, tree: Path) -> None:

@@ -94,7 +94,7 @@ def task_python_env(task: Task, cache_dir: Path) -> Path:
     """Where ``task``'s commands find their Python environment under ``cache_dir`` (nothing is built):
     its own (``repo.env``), else the grader's test environment."""
     env = task.spec.repo.env
-    return venv_dir(env.requirements, cache_dir=cache_dir) if env is not None else grader_venv_dir(cache_dir)
+    return venv_dir(env.requirements, cache_dir=cache_dir, python=env.python) if env is not None else grader_venv_dir(cache_dir)
 
 
 def default_grader(task: Task) -> CompositeGrader:

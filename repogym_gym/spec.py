@@ -32,7 +32,7 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
 
-from repogym_gym.spec_run import EnvironmentSpec, LimitsSpec, StrictModel
+from repogym_gym.spec_run import EnvironmentSpec, LimitsSpec, PythonEnvSpec, StrictModel
 
 __all__ = [
     "ConstraintSpec",
@@ -264,22 +264,6 @@ def _untagged(error: ErrorDetails, kind: object) -> InitErrorDetails:
     if "ctx" in error:
         details["ctx"] = error["ctx"]
     return details
-
-
-class PythonEnvSpec(StrictModel):
-    """A task's own Python environment (see :mod:`repogym_gym.venvs`)."""
-
-    requirements: list[str] = Field(
-        description="pip requirement specifiers, pinned (e.g. 'pytest==8.3.3'); the test runner needs pytest."
-    )
-
-    @field_validator("requirements")
-    @classmethod
-    def _no_options(cls, v: list[str]) -> list[str]:
-        for req in v:
-            if not req.strip() or req.lstrip().startswith("-"):
-                raise ValueError(f"requirement {req!r} must be a package specifier, not empty or a pip option")
-        return v
 
 
 class RepoSpec(StrictModel):

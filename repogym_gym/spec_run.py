@@ -1,4 +1,4 @@
-"""Where and within what limits a task's episodes run: ``limits:`` and ``environment:`` of task.yaml.
+"""Where and within what limits a task's episodes run: ``limits:``, ``environment:`` and ``repo.env`` of task.yaml.
 
 Split from :mod:`repogym_gym.spec`, which re-exports both models; also home of the strict,
 frozen base every task.yaml model shares.
@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-__all__ = ["EnvironmentSpec", "LimitsSpec", "MAX_MIB", "MAX_PROCESSES", "MAX_SECONDS", "StrictModel"]
+from repogym_gym.interpreters import supported_version
+
+__all__ = ["EnvironmentSpec", "LimitsSpec", "MAX_MIB", "MAX_PROCESSES", "MAX_SECONDS", "PythonEnvSpec", "StrictModel"]
 
 
 class StrictModel(BaseModel):
@@ -71,3 +73,29 @@ class EnvironmentSpec(StrictModel):
     image: str | None = Field(
         None, min_length=1, description="Docker image of the task's episodes and grading; null: the sandbox's base image."
     )
+
+
+class PythonEnvSpec(StrictModel):
+    """A task's own Python environment (see :mod:`repogym_gym.venvs`): pinned requirements and,
+    optionally, the CPython version it is made with."""
+
+    requirements: list[str] = Field(
+        description="pip requirement specifiers, pinned (e.g. 'pytest==9.0.3'); the test runner needs pytest."
+    )
+    python: str | None = Field(
+        None, description="CPython version (major.minor, e.g. '3.12') the environment is made with, one the judge "
+        "runs on (repogym_gym.interpreters.JUDGE_PYTHONS); null: the interpreter running repogym_gym."
+    )
+
+    @field_validator("requirements")
+    @classmethod
+    def _no_options(cls, v: list[str]) -> list[str]:
+        for req in v:
+            if not req.strip() or req.lstrip().startswith("-"):
+                raise ValueError(f"requirement {req!r} must be a package specifier, not empty or a pip option")
+        return v
+
+    @field_validator("python")
+    @classmethod
+    def _judged_version(cls, v: str | None) -> str | None:
+        return None if v is None else supported_version(v)

@@ -35,10 +35,11 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from repogym_gym.errors import MiningError, TaskSpecError
+from repogym_gym.interpreters import supported_version
 from repogym_gym.mine.mutation import MutationOptions, MutationReport, mine_mutations
 from repogym_gym.paths import default_cache_dir
 from repogym_gym.sources import materialize_source
-from repogym_gym.spec import PypiSource, TestSpec, check_sha256
+from repogym_gym.spec import PypiSource, PythonEnvSpec, TestSpec, check_sha256
 from repogym_gym.task import format_validation_error
 from repogym_gym.venvs import ensure_venv
 from repogym_gym.yamlfile import load_yaml_file
@@ -58,8 +59,8 @@ def with_pytest(requirements: list[str]) -> list[str]:
 
     >>> with_pytest(["attrs>=23"])
     ['pytest==9.0.3', 'attrs>=23']
-    >>> with_pytest(["pytest==8.3.3", "attrs"])
-    ['pytest==8.3.3', 'attrs']
+    >>> with_pytest(["pytest==9.1.1", "attrs"])
+    ['pytest==9.1.1', 'attrs']
     """
     names_pytest = any(re.match(r"\s*pytest\s*(?:$|[=<>!~\[;@ ])", r, flags=re.IGNORECASE) for r in requirements)
     return list(requirements) if names_pytest else [DEFAULT_PYTEST, *requirements]
@@ -76,6 +77,8 @@ class PackageRecipe(BaseModel):
     requirements: list[str] = Field(description="The test environment (pin pytest).")
     tests: list[str] = Field(description="Test paths inside the sdist, passed to pytest.")
     pythonpath: list[str] = Field(default_factory=lambda: ["."], description="Import roots inside the sdist.")
+    python: str | None = Field(None, description="CPython version (major.minor) of the test environment, one the "
+                               "judge runs on; null: the interpreter running repogym_gym.")
     files: list[str] = Field(description="Source files to mutate (relative to the sdist root).")
     tasks: int = Field(6, ge=1, description="Tasks to keep.")
     max_candidates: int = Field(60, ge=1)
@@ -88,6 +91,15 @@ class PackageRecipe(BaseModel):
     @classmethod
     def _sha256(cls, v: str) -> str:
         return check_sha256(v)  # `mine mutate --sha256 zz` reached the download as an internal error
+
+    @field_validator("python")
+    @classmethod
+    def _judged_version(cls, v: str | None) -> str | None:
+        return None if v is None else supported_version(v)
+
+    def env(self) -> PythonEnvSpec:
+        """The test environment the package's tasks record (``repo.env``)."""
+        return PythonEnvSpec(requirements=self.requirements, python=self.python)
 
     def source(self) -> PypiSource:
         return PypiSource(type="pypi", package=self.package, version=self.version, sha256=self.sha256)
@@ -194,7 +206,7 @@ def _mine_package(pkg: PackageRecipe, out_dir: Path, cache_dir: Path, say: Calla
     say(f"{pkg.package}: fetching {pkg.package}=={pkg.version}")
     template = {
         "repo": {"source": pkg.source().model_dump(mode="json", exclude_none=True),
-                 "env": {"requirements": pkg.requirements}},
+                 "env": pkg.env().model_dump(exclude_none=True)},
         "limits": {"max_steps": pkg.max_steps, "test_timeout_s": pkg.test_timeout_s},
         "tags": ["realcode", "mutation", pkg.package],
     }
@@ -206,8 +218,8 @@ def _mine_package(pkg: PackageRecipe, out_dir: Path, cache_dir: Path, say: Calla
         materialize_source(pkg.source(), Path(tmp), tree, cache_dir=cache_dir)
         check_recipe_paths(pkg, tree)  # before any environment is built or suite run
         say(f"{pkg.package}: building its test environment")
-        env_dir = ensure_venv(pkg.requirements, cache_dir=cache_dir)
-        coverage_env = ensure_venv([*pkg.requirements, _COVERAGE], cache_dir=cache_dir)
+        env_dir = ensure_venv(pkg.requirements, cache_dir=cache_dir, python=pkg.python)
+        coverage_env = ensure_venv([*pkg.requirements, _COVERAGE], cache_dir=cache_dir, python=pkg.python)
         _, report = mine_mutations(tree, pkg.test_spec(), template, options, out_dir, env_dir=env_dir,
                                    coverage_env_dir=coverage_env, progress=lambda m: say(f"{pkg.package}: {m}"))
     return report

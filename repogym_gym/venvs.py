@@ -37,10 +37,11 @@ from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
 from repogym_gym.errors import SetupError
+from repogym_gym.interpreters import JUDGE_PYTEST, find_python, running_version, supported_version
 from repogym_gym.sandbox.base import scrubbed_env
 
-__all__ = ["VENV_READY_MARKER", "GRADER_VENV_PACKAGES", "venv_environ", "ensure_venv", "venv_dir", "venv_key", "grader_venv",
-           "grader_venv_dir"]
+__all__ = ["VENV_READY_MARKER", "GRADER_VENV_PACKAGES", "venv_environ", "ensure_venv", "venv_dir", "venv_key", "grader_python",
+           "grader_venv", "grader_venv_dir"]
 
 VENV_READY_MARKER = ".repogym-ready"
 _INSTALL_TIMEOUT_S = 900
@@ -52,26 +53,41 @@ _GRADER_VENV_VERSION = 1
 _VENV_VERSION = 2
 
 
-def venv_key(requirements: Sequence[str], python: str = sys.executable) -> str:
-    """16 hex characters identifying an environment (interpreter version + requirements in order
-    + how :func:`ensure_venv` builds it)."""
-    version = ".".join(map(str, sys.version_info[:3])) if python == sys.executable else python
+def venv_key(requirements: Sequence[str], python: str | None = None) -> str:
+    """16 hex characters identifying an environment (interpreter + requirements in order + how
+    :func:`ensure_venv` builds it); ``python`` is a major.minor version, None the running one.
+
+    Raises:
+        SetupError: when ``python`` names a version that is not installed or not judged.
+    """
+    exe = _interpreter(python)
+    version = ".".join(map(str, sys.version_info[:3])) if exe == sys.executable else exe
     return hashlib.sha256(json.dumps([version, list(requirements), _VENV_VERSION]).encode()).hexdigest()[:16]
 
 
-def ensure_venv(requirements: Sequence[str], *, cache_dir: Path, python: str = sys.executable) -> Path:
+def _interpreter(python: str | None) -> str:
+    """The executable making a venv of version ``python`` (None or the running version: this one)."""
+    return sys.executable if python is None or python == running_version() else find_python(python)
+
+
+def ensure_venv(requirements: Sequence[str], *, cache_dir: Path, python: str | None = None) -> Path:
     """The environment for ``requirements``, created (once, under a file lock) if missing.
 
     Args:
-        requirements: pip requirement specifiers, ideally pinned (``pytest==8.3.3``).
+        requirements: pip requirement specifiers, pinned (``pytest==9.0.3``).
         cache_dir: Cache root; environments live in ``cache_dir/envs``.
-        python: Interpreter that creates the environment.
+        python: CPython version (major.minor, one of
+            :data:`~repogym_gym.interpreters.JUDGE_PYTHONS`) the environment is made with; None:
+            the interpreter running repogym_gym.
 
     Returns:
         The environment directory (its interpreter is ``<dir>/bin/python``).
 
     Raises:
-        SetupError: naming the requirements and quoting pip when the install fails.
+        SetupError: naming the requirements and quoting pip when the install fails; when
+            ``python`` is not installed or not judged; when the requirements install a pytest
+            outside :data:`~repogym_gym.interpreters.JUDGE_PYTEST` (the judge's runner could
+            not drive it: every grade would be void).
 
     The venv is made without pip (so without setuptools, ``pkg_resources`` and
     ``_distutils_hack``, which vendor copies of other packages: setuptools 65.5.0 carries
@@ -83,16 +99,34 @@ def ensure_venv(requirements: Sequence[str], *, cache_dir: Path, python: str = s
     target = venv_dir(requirements, cache_dir=cache_dir, python=python)
     with _building(target) as build:
         if build:
-            _run([python, "-m", "venv", "--without-pip", str(target)], "create the virtualenv")
+            _run([_interpreter(python), "-m", "venv", "--without-pip", str(target)], "create the virtualenv")
             if requirements:
                 _run([sys.executable, "-m", "pip", "--python", str(target / "bin" / "python"), "install", "--no-input",
                       "-q", *requirements], f"install {list(requirements)}")
+            _check_pytest(target, requirements)
             (target / VENV_READY_MARKER).write_text(json.dumps(list(requirements)))
     return target
 
 
-def venv_dir(requirements: Sequence[str], *, cache_dir: Path, python: str = sys.executable) -> Path:
-    """Where :func:`ensure_venv` keeps the environment for ``requirements`` (nothing is built)."""
+def _check_pytest(target: Path, requirements: Sequence[str]) -> None:
+    """Refuse an environment whose pytest the judge's runner cannot drive (a task pinning
+    ``pytest==8.3.3`` got "no usable test report" from every grade, golden patch included)."""
+    sites = [str(p) for p in target.glob("lib/python*/site-packages")]
+    for dist in importlib.metadata.distributions(path=sites):
+        if (dist.metadata["Name"] or "").lower() == "pytest":
+            series = ".".join(dist.version.split(".")[:2])
+            if series not in JUDGE_PYTEST:
+                raise SetupError(f"requirements {list(requirements)} install pytest {dist.version}; the grader's test runner "
+                                 f"drives pytest {', '.join(JUDGE_PYTEST)} only (it replaces pytest's own functions): pin "
+                                 f"one of those, e.g. 'pytest==9.0.3'")
+
+
+def venv_dir(requirements: Sequence[str], *, cache_dir: Path, python: str | None = None) -> Path:
+    """Where :func:`ensure_venv` keeps the environment for ``requirements`` (nothing is built).
+
+    Raises:
+        SetupError: when ``python`` names a version that is not installed or not judged.
+    """
     return cache_dir / "envs" / venv_key(requirements, python)
 
 
@@ -150,18 +184,36 @@ def grader_venv_dir(cache_dir: Path) -> Path:
         SetupError: when a distribution it needs is not installed.
     """
     pins = [(d.metadata["Name"], d.version) for d in _closure(GRADER_VENV_PACKAGES)]
-    version = ".".join(map(str, sys.version_info[:3]))
+    python = grader_python()
+    version = ".".join(map(str, sys.version_info[:3])) if python is None else _interpreter(python)
     key = hashlib.sha256(json.dumps([version, pins, _GRADER_VENV_VERSION]).encode()).hexdigest()[:16]
     return cache_dir / "envs" / f"grader-{key}"
+
+
+def grader_python() -> str | None:
+    """The CPython version (major.minor) of the grader's test environment: ``$REPOGYM_GRADER_PYTHON``
+    (one of :data:`~repogym_gym.interpreters.JUDGE_PYTHONS`; how the judge's tests run on each), else
+    None, the interpreter running repogym_gym.
+
+    Raises:
+        SetupError: naming the variable when its value is not a version the judge runs on.
+    """
+    value = os.environ.get("REPOGYM_GRADER_PYTHON") or None
+    if value is None or value == running_version():
+        return None
+    try:
+        return supported_version(value)
+    except ValueError as exc:
+        raise SetupError(f"REPOGYM_GRADER_PYTHON: {exc}") from None
 
 
 def grader_venv(cache_dir: Path) -> Path:
     """The grader's own test environment, for tasks without ``repo.env`` (built once, under a lock).
 
-    A venv of the base interpreter (no pip, no setuptools) holding :data:`GRADER_VENV_PACKAGES`
-    and what they require, copied file by file (from each distribution's ``RECORD``, bytecode
-    and scripts left out) from the distributions the grader itself runs: the same versions,
-    and no network.
+    A venv of the base interpreter (no pip, no setuptools; of CPython :func:`grader_python` when
+    that is set) holding :data:`GRADER_VENV_PACKAGES` and what they require, copied file by file
+    (from each distribution's ``RECORD``, bytecode and scripts left out) from the distributions
+    the grader itself runs (pure Python): the same versions, and no network.
 
     Args:
         cache_dir: Cache root; the environment lives in ``cache_dir/envs/grader-<key>``, the key
@@ -175,10 +227,12 @@ def grader_venv(cache_dir: Path) -> Path:
             cannot be made.
     """
     target = grader_venv_dir(cache_dir)
+    python = grader_python()
     with _building(target) as build:
         if build:
-            _run([sys.executable, "-m", "venv", "--without-pip", str(target)], "create the grader's test environment")
-            site = Path(sysconfig.get_path("purelib", vars={"base": str(target), "platbase": str(target)}))
+            _run([_interpreter(python), "-m", "venv", "--without-pip", str(target)], "create the grader's test environment")
+            site = Path(sysconfig.get_path("purelib", vars={"base": str(target), "platbase": str(target),
+                                                            "py_version_short": python or running_version()}))
             copied = []
             for dist in _closure(GRADER_VENV_PACKAGES):
                 _copy_distribution(dist, site)

@@ -70,6 +70,9 @@ def mutate(
         "--pythonpath", help="Import root inside the sdist (repeatable; default '.'; 'src' for a src layout).")] = None,
     tasks: Annotated[int, typer.Option(min=1, help="Tasks to keep.")] = 6,
     seed: Annotated[int, typer.Option(help="Seed of the candidate order.")] = 0,
+    python: Annotated[str | None, typer.Option(
+        help="CPython version of the test environment (major.minor, e.g. 3.12; one the judge runs on: "
+             "3.11 or 3.12); default: the interpreter running repogym.")] = None,
 ) -> None:
     """Mine bugfix tasks by injecting faults into a pinned sdist; prints the yield per operator.
 
@@ -78,7 +81,8 @@ def mutate(
     """
     try:
         recipe = PackageRecipe(package=package, version=version, sha256=sha256, requirements=with_pytest(requirement or []),
-                               tests=tests, files=file, pythonpath=pythonpath or ["."], tasks=tasks, seed=seed)
+                               tests=tests, files=file, pythonpath=pythonpath or ["."], tasks=tasks, seed=seed,
+                               python=python)
     except ValidationError as exc:  # one line naming the option and its value, exit 2
         raise TaskSpecError("; ".join(f"--{line}" for line in validation_problems(exc, model=PackageRecipe))) from None
     out.mkdir(parents=True, exist_ok=True)
@@ -133,6 +137,9 @@ def history(
         help="Rewrite each statement as an issue with this model of an OpenAI-compatible server (off by default; "
              "never shown the golden patch; recorded in statement.json).")] = None,
     writer_base_url: Annotated[str | None, typer.Option(help="The writer's server (default $OPENAI_BASE_URL).")] = None,
+    python: Annotated[str | None, typer.Option(
+        help="CPython version of the test environment (major.minor, e.g. 3.12; one the judge runs on: "
+             "3.11 or 3.12); default: the interpreter running repogym.")] = None,
 ) -> None:
     """Mine tasks from fix commits: each commit changing source and tests is tried three ways (parent,
     parent + new tests, parent + new tests + fix); the new tests become hidden tests. Every task records
@@ -140,7 +147,7 @@ def history(
     try:
         options = HistoryOptions(package=package, max_files_changed=max_files, max_lines_changed=max_lines)
         tests = TestSpec(command=test_command, hidden="hidden", pythonpath=pythonpath or ["."])
-        env = PythonEnvSpec(requirements=with_pytest(requirement or []))
+        env = PythonEnvSpec(requirements=with_pytest(requirement or []), python=python)
     except ValidationError as exc:  # one line naming the option and its value, exit 2
         raise TaskSpecError("; ".join(f"--{line}" for line in validation_problems(exc))) from None
     writer = None
@@ -154,8 +161,8 @@ def history(
         err.print(f"note: the tasks name {repo.resolve()} as their source; pass --url for tasks that run elsewhere",
                   highlight=False, soft_wrap=True)
     err.print(f"building the test environment {env.requirements}", highlight=False)
-    env_dir = ensure_venv(env.requirements, cache_dir=default_cache_dir())
-    template = {"tags": ["history", package], "repo": {"env": env.model_dump()}}
+    env_dir = ensure_venv(env.requirements, cache_dir=default_cache_dir(), python=env.python)
+    template = {"tags": ["history", package], "repo": {"env": env.model_dump(exclude_none=True)}}
     mined, report = mine_history(repo, rev_range, tests, template, options, out, env_dir=env_dir, url=url,
                                  progress=lambda line: err.print(line, highlight=False), writer=writer)
     table = Table(title=f"{package}: {len(mined)} tasks from {report.candidates} candidate commits")

@@ -76,7 +76,7 @@ from repogym_gym.sandbox.disk import DiskWatch
 from repogym_gym.sandbox.limits import SandboxLimits, over_host_limits, prlimit_argv
 from repogym_gym.sandbox.process import run_process
 from repogym_gym.sandbox.pytrees import python_trees
-from repogym_gym.sandbox.runtime import python_runtime, sandbox_path
+from repogym_gym.sandbox.runtime import python_runtime, sandbox_path, venv_runtimes
 from repogym_gym.sandbox.seccomp import filter_fd
 from repogym_gym.sandbox.slots import SlotPool, hand_over
 
@@ -303,7 +303,8 @@ class BubblewrapSandbox(SandboxBase):
         as the symlinks they are), fresh ``/dev`` and ``/proc``, private ``/tmp`` and
         ``/dev/shm``; then, shallowest first (a deeper mount covers a shallower one), the
         ``hide`` paths and the host's listening sockets where a bind would show them, the
-        minimal interpreter (:func:`~repogym_gym.sandbox.runtime.python_runtime`) and the
+        minimal interpreter (:func:`~repogym_gym.sandbox.runtime.python_runtime`, and a revealed task
+        environment's own: :func:`~repogym_gym.sandbox.runtime.venv_runtimes`) and the
         ``reveal`` paths read-only, and ``writable`` and ``cwd`` read-write (a cover under which
         nothing else is mounted is emitted after the binds: each bind reads the mount table).
         A missing parent of a bind is made 0755, so the command's uid can reach what is bound
@@ -325,15 +326,16 @@ class BubblewrapSandbox(SandboxBase):
                  "--perms", "1777", "--size", tmp_size, "--tmpfs", "/dev/shm"]
         mounted |= {"/dev": "bind", "/proc": "bind", "/tmp": "empty", "/dev/shm": "empty"}
 
-        runtime = python_runtime()
+        runtimes = venv_runtimes(self.reveal)  # the grader's interpreter, and a task environment's own
         own = [cwd, *writable]
         ops: list[tuple[int, int, str, str, str]] = []  # (depth, rank, kind, path, link target): binds win ties
         # Python code of the system directories, except what a revealed tree holds (its own business)
         code = [p for p in system_python_trees() if not any(_under(p, r) for r in self.reveal)]
-        hidden = [*self.hide, *runtime.hidden, *code, *(p for p in host_sockets() if not any(_under(p, t) for t in own))]
+        hidden = [*self.hide, *(p for r in runtimes for p in r.hidden), *code, *(p for p in host_sockets() if not any(_under(p, t) for t in own))]
         ops += [(_depth(p), 0, "hide", p, "") for p in dict.fromkeys(hidden) if os.path.lexists(p)]
-        ops += [(_depth(p), 1, "ro", p, "") for p in dict.fromkeys([*runtime.dirs, *runtime.files, *self.reveal])]
-        ops += [(_depth(p), 1, "link", p, target) for p, target in runtime.links]
+        shown_runtime = [p for r in runtimes for p in (*r.dirs, *r.files)]
+        ops += [(_depth(p), 1, "ro", p, "") for p in dict.fromkeys([*shown_runtime, *self.reveal])]
+        ops += [(_depth(p), 1, "link", p, target) for p, target in dict.fromkeys(lk for r in runtimes for lk in r.links)]
         ops += [(_depth(p), 2, "rw", p, "") for p in dict.fromkeys([*writable, cwd])]
         ops.sort()
 

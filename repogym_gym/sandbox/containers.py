@@ -26,7 +26,7 @@ from repogym_gym.sandbox.bwrap import host_sockets
 from repogym_gym.sandbox.engine import connect
 from repogym_gym.sandbox.images import SANDBOX_USERS
 from repogym_gym.sandbox.limits import SandboxLimits
-from repogym_gym.sandbox.runtime import python_runtime
+from repogym_gym.sandbox.runtime import venv_runtimes
 
 _log = logging.getLogger(__name__)
 #: Engines whose orphans this process has reaped (once each).
@@ -54,12 +54,14 @@ def under(path: str, parent: str) -> bool:
     return path == parent or path.startswith(parent.rstrip("/") + "/")
 
 
-def _runtime_paths() -> tuple[list[str], list[str]]:
+def _runtime_paths(reveal: Sequence[str]) -> tuple[list[str], list[str]]:
     """The minimal interpreter's read-only mounts (its standard library, executable, shared
-    library and the ``python`` names leading to them: a mount of a symlink shows its target) and
-    the site directories under them to cover (see :mod:`repogym_gym.sandbox.runtime`)."""
-    runtime = python_runtime()
-    return [*runtime.dirs, *runtime.files, *(path for path, _ in runtime.links)], list(runtime.hidden)
+    library and the ``python`` names leading to them: a mount of a symlink shows its target), and
+    those of a revealed task environment's own interpreter, and the site directories under them
+    to cover (see :mod:`repogym_gym.sandbox.runtime`)."""
+    runtimes = venv_runtimes(reveal)
+    shown = [p for r in runtimes for p in (*r.dirs, *r.files, *(path for path, _ in r.links))]
+    return list(dict.fromkeys(shown)), list(dict.fromkeys(p for r in runtimes for p in r.hidden))
 
 
 def container_config(
@@ -94,7 +96,7 @@ def container_config(
     from docker.types import Mount, Ulimit
 
     rw = list(dict.fromkeys(trees))
-    runtime, site_dirs = _runtime_paths()
+    runtime, site_dirs = _runtime_paths(reveal)
     ro = [p for p in dict.fromkeys([*runtime, *reveal]) if os.path.exists(p) and p not in rw]
     for source in (*rw, *ro):
         if engine_socket and under(real(engine_socket), source):

@@ -95,3 +95,17 @@ def test_mine_history_refuses_a_pip_option_as_a_requirement_before_any_work(tmp_
     assert code == 2, out + err
     assert "--requirements" in err and "must be a package specifier" in err and "Traceback" not in err
     assert not (tmp_path / "out").exists()  # nothing built, nothing written
+
+
+@pytest.mark.parametrize("command", [
+    ["mine", "history", "{tmp}", "HEAD~1..HEAD", "--package", "p"],
+    ["mine", "mutate", "--package", "toolz", "--version", "1.0.0", "--sha256", "0" * 64, "--tests", "toolz/tests",
+     "--file", "toolz/itertoolz.py"],
+])
+def test_mining_with_a_python_the_judge_does_not_run_on_is_one_line_before_any_work(
+        command: list[str], capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    argv = [part.replace("{tmp}", str(tmp_path)) for part in command] + ["--out", str(tmp_path / "out"), "--python", "3.9"]
+    code, _, err = run_main(argv, capsys)
+    assert code == 2
+    assert err.startswith("error: --python: python '3.9': the judge runs on CPython 3.11 and 3.12 only"), err
+    assert not (tmp_path / "out").exists()

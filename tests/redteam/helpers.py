@@ -13,7 +13,9 @@ import pytest
 
 from repogym_gym.episode import Episode, StepResult
 from repogym_gym.errors import SandboxUnavailableError
+from repogym_gym.interpreters import running_version
 from repogym_gym.sandbox import Sandbox, make_sandbox
+from repogym_gym.venvs import grader_python
 
 #: Sandbox name -> whether it confines the host (filesystem, network, processes). Add "docker": True.
 SANDBOXES: dict[str, bool] = {"local": False, "bwrap": True, "docker": True}
@@ -28,6 +30,11 @@ NOT_RUN = ("not stopped", "n/a")
 
 
 GUARDRAIL = "not stopped (guardrail)"
+
+
+#: The CPython version the judged processes of these tests run on: the grader's test environment's,
+#: ``$REPOGYM_GRADER_PYTHON`` when set (``tests/test_interpreters.py`` runs the judge's tests on 3.12).
+JUDGED_PYTHON = tuple(int(p) for p in (grader_python() or running_version()).split("."))
 
 
 TEST_ADD = "tests/test_calc.py::test_add"

@@ -25,7 +25,7 @@ from repogym_gym.episode import StepResult
 from repogym_gym.graders import judge_statements, judge_values
 from repogym_gym.task import Task
 from tests.helpers import MakeTask
-from tests.redteam.helpers import Start, assert_unearned_zero, attack, component, submit, write
+from tests.redteam.helpers import JUDGED_PYTHON, Start, assert_unearned_zero, attack, component, submit, write
 
 HERE = Path(__file__).parent
 KEY_TYPE = type(functools.cmp_to_key(lambda a, b: 0))
@@ -104,7 +104,7 @@ def test_the_runners_unittest_wrappers_have_no_mutable_defaults(start: Start, ma
     _unittest_attack(start, make_task, HERE / "round33" / "kwdefaults.py")
 
 
-@pytest.mark.skipif(sys.version_info >= (3, 12), reason="unittest's deprecated aliases were removed in Python 3.12")
+@pytest.mark.skipif(JUDGED_PYTHON >= (3, 12), reason="unittest's deprecated aliases were removed in Python 3.12")
 @attack("the judge", "unittest's deprecated assertEquals alias's cell (the original assertEqual) made a no-op: "
         "no audit event, and the alias was not wrapped (round 33)", local="score 0", confining="score 0")
 def test_a_cell_of_the_verdict_path_rewritten_voids_the_run(start: Start, make_task: MakeTask) -> None:
