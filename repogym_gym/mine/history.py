@@ -130,8 +130,10 @@ class HistoryReport(BaseModel):
         skipped: Reason -> commits skipped or rejected for it. Reasons: ``root_commit``,
             ``no_test_change``, ``no_source_change``, ``deletes_tests``, ``too_large``,
             ``export_failed``, ``test_not_regular_file``, ``suite_did_not_run`` (timeout or no
-            report), ``breaks_a_passing_test``, ``no_fail_to_pass``, ``protected_source`` (the
-            golden patch would touch a file grading never carries).
+            report), ``does_not_run_here`` (not one test passes with the fix: the code needs another
+            interpreter, ``--python``, or packages, ``--requirement``), ``breaks_a_passing_test``,
+            ``no_fail_to_pass``, ``protected_source`` (the golden patch would touch a file grading
+            never carries).
         outcomes: Commit -> ``"task"`` or the reason, in commit order.
         flaky: Commit -> test ids excluded because their outcome changed between after runs.
         duration_s: Wall-clock seconds.
@@ -412,6 +414,8 @@ def _outcomes(run: _Run, commit: str, change: _Change, trees: _Trees) -> tuple[l
     runs_before, runs_hidden, first = run.suite(trees.before), run.suite(trees.with_tests), run.suite(trees.golden)
     if any(r.invalid for r in (runs_before, runs_hidden, first)):
         return "suite_did_not_run"
+    if not first.passing():
+        return "does_not_run_here"  # not one test passes with the fix: the code does not import on this interpreter
     passed_before = runs_before.passing() | runs_hidden.passing()
     new_passes = any(runs_hidden.statuses.get(i) in (*_FAILING, None) for i in first.passing())
     if not new_passes and not _broken(passed_before, first.statuses, change):

@@ -222,6 +222,20 @@ def test_tests_not_collected_before_the_change_count_as_fail_to_pass(tmp_path: P
     assert [f.split(":")[0] for f in verdict.flags] == ["fail_to_pass is only import errors"]
 
 
+def test_a_commit_whose_code_does_not_import_here_is_named_so_not_no_fail_to_pass(tmp_path: Path) -> None:
+    """Issue 12: 18 of 32 toolz commits were rejected as ``no_fail_to_pass`` when nothing of them
+    imported on the interpreter (an old era's code); the reason now says so, and what to try."""
+    repo, shas = make_repo(tmp_path)
+    era = commit(repo, "Use the old interpreter's module", {
+        "pkg/__init__.py": "import module_of_another_interpreter_xyz\n"})
+    fix = commit(repo, "Fix sub", {
+        "pkg/core.py": (repo / "pkg" / "core.py").read_text() + "\n\ndef sub(a, b):\n    return a - b\n",
+        "tests/test_sub.py": "from pkg.core import sub\n\n\ndef test_sub():\n    assert sub(3, 2) == 1\n",
+    })
+    tasks, report = mine(repo, f"{era}..{fix}", tmp_path / "out")
+    assert tasks == [] and report.outcomes == {fix: "does_not_run_here"}, report.outcomes
+
+
 def test_a_merged_pull_request_is_stated_by_its_title_and_commits_not_its_merge_subject(tmp_path: Path) -> None:
     """Issue 12: 27 of 28 history statements were "Merge pull request #N from user/branch". A merge on
     the first-parent chain is stated by its body (GitHub's holds the pull request's title) and the
