@@ -166,6 +166,8 @@ def batch_actions(actions: Sequence[Mapping[str, Any] | str]) -> dict[str, Any]:
                 action = json.loads(action)
             except json.JSONDecodeError as exc:
                 raise ValueError(f"action {i}: not JSON ({exc.msg} at character {exc.pos})") from None
+            except RecursionError:
+                raise ValueError(f"action {i}: JSON nested too deep") from None
         if not isinstance(action, Mapping):
             raise ValueError(f"action {i}: a dict or a JSON object, not {type(action).__name__}")
         kind = action.get("kind")

@@ -167,7 +167,8 @@ def test_batch_actions_takes_dicts_or_json_and_names_the_member_and_field_it_ref
                          ({"kind": "read", "path": 3}, "action 0: path must be text, not int"),
                          ("[1]", "action 0: a dict or a JSON object, not list"),
                          ("{", "action 0: not JSON"),
-                         ({"kind": True}, "action 0: kind True is none of")]:
+                         ({"kind": True}, "action 0: kind True is none of"),
+                         ("[" * 100_000, "action 0: JSON nested too deep")]:
         with pytest.raises(ValueError, match=message):
             batch_actions([bad])
 
@@ -183,5 +184,21 @@ def test_a_batch_of_the_wrong_size_is_refused_and_a_list_of_actions_is_batched(t
                 envs.step(batch_actions(actions))
         obs, *_ = envs.step([READ, '{"kind": "list_files"}'])  # per-member actions, batched for the user
         assert obs["step"].tolist() == [1, 1] and "return a - b" in obs["text"][0] and "calc/" in obs["text"][1]
+    finally:
+        envs.close()
+
+
+@pytest.mark.parametrize("mode", ["group", "thread"])
+@pytest.mark.parametrize("bad", ["[" * 100_000, "not json at all", '{"kind": "fly"}', '{"kind": "read", "path": 3}'])
+def test_a_malformed_member_action_is_that_member_s_observation_never_an_exception(tiny_gym_id: str, mode: str, bad: str) -> None:
+    """Red-team round 40: one member's text of 100,000 brackets made ``step`` of the group and the thread
+    vector env raise ``RecursionError`` (any non-JSON text a ``ValueError``) for the whole batch."""
+    envs = make_group(tiny_gym_id, 2) if mode == "group" else make_thread_vec(tiny_gym_id, 2)
+    try:
+        envs.reset(seed=0)
+        obs, rewards, term, trunc, infos = envs.step([bad, READ])
+        assert obs["step"].tolist() == [1, 1] and not term.any() and rewards.tolist() == [0.0, 0.0]
+        assert infos["action_error"][0] and not infos["action_error"][1], infos
+        assert "return a - b" in obs["text"][1]
     finally:
         envs.close()
