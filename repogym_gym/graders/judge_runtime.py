@@ -15,7 +15,7 @@ by pytest (its code is compared with the file's bytes when it runs) and ``ast.pa
 tree and runs nothing; should the code compiled there run at once after all (a callback that
 interrupted ``ast.parse`` and exec'd a text of its own), its text is recorded when it runs.
 
-:func:`build` adds ``note_unmeasured``, ``on_compile``, ``on_code_run`` and ``file_bytes`` to ``J``;
+:func:`build` adds ``note_unmeasured``, ``note_children``, ``on_compile``, ``on_code_run`` and ``file_bytes`` to ``J``;
 no closure here looks a global up.
 """
 
@@ -46,6 +46,34 @@ def build(J):  # noqa: C901, N803 - J is the policy's closure state
     def note_unmeasured(why):
         if why not in unmeasured:
             unmeasured.append(why)
+
+    import os  # noqa: PLC0415 - bound now, before any task code runs, and never looked up again
+    import resource  # noqa: PLC0415
+
+    _waitpid, _WNOHANG, _ChildProcessError, _getrusage, _CHILDREN = (  # noqa: N806
+        os.waitpid, os.WNOHANG, ChildProcessError, resource.getrusage, resource.RUSAGE_CHILDREN)
+
+    def child_usage():
+        usage = _getrusage(_CHILDREN)  # kept across exec: compared with its value now, not with 0
+        return usage.ru_maxrss, usage.ru_utime + usage.ru_stime
+
+    children_at_start = child_usage()
+
+    def note_children():
+        """At the end: a child process of the judged process the kernel knows of, running or not yet
+        waited for (``waitpid``) or waited for since now (RUSAGE_CHILDREN), is unmeasured code. Starts
+        from C raise no audit event (round 40: Tcl's ``exec`` and ``_posixsubprocess.fork_exec`` ran the
+        original function in a child interpreter)."""
+        try:
+            _waitpid(-1, _WNOHANG)
+            seen = True  # a child exists, running or exited
+        except _ChildProcessError:
+            seen = child_usage() != children_at_start
+        except _OSError:
+            seen = True  # fail closed
+        if seen:
+            note_unmeasured("a process was started at run time (the kernel counts a child of the judged process): "
+                            "the code it runs was not measured")
 
     def library(caller, tail, name=None):
         code = caller.f_code if caller is not None else None
@@ -163,4 +191,5 @@ def build(J):  # noqa: C901, N803 - J is the policy's closure state
             pass
         return _RuntimeError, f"code compiled as {filename} is not that file's code"
 
-    J.update(file_bytes=file_bytes, note_unmeasured=note_unmeasured, on_compile=on_compile, on_code_run=on_code_run)
+    J.update(file_bytes=file_bytes, note_unmeasured=note_unmeasured, note_children=note_children, on_compile=on_compile,
+             on_code_run=on_code_run)
