@@ -576,6 +576,7 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
     def finish(exit_code):
         code = exit_code if _type(exit_code) is _int and 0 <= exit_code <= 255 else 3
         J["note_children"]()
+        J["check_native"]()
         record_json = ", ".join(f"{jstr(k)}: {jstr(v)}" for k, v in _sorted(ledger.items()))
         seen_json = ", ".join(f"{jstr(k)}: [{v[0]}, {jstr(v[1].hex())}]" for k, v in _sorted(observed.items()))
         payload = (f'{{"exit_code": {code}, "record": {{{record_json}}}, "observed": {{{seen_json}}}, '

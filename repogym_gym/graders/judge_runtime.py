@@ -15,14 +15,15 @@ by pytest (its code is compared with the file's bytes when it runs) and ``ast.pa
 tree and runs nothing; should the code compiled there run at once after all (a callback that
 interrupted ``ast.parse`` and exec'd a text of its own), its text is recorded when it runs.
 
-:func:`build` adds ``note_unmeasured``, ``note_children``, ``on_compile``, ``on_code_run`` and ``file_bytes`` to ``J``;
+:func:`build` adds ``note_unmeasured``, ``note_children``, ``check_native``, ``on_compile``, ``on_code_run`` and
+``file_bytes`` to ``J``;
 no closure here looks a global up.
 """
 
 
 def build(J):  # noqa: C901, N803 - J is the policy's closure state
     """Add the run-time code record's closures to ``J`` (after :mod:`judge_code`'s)."""
-    _type, _str, _bytes, _len = J["type"], J["str"], J["bytes"], J["len"]
+    _type, _str, _bytes, _len, _any, _tuple = J["type"], J["str"], J["bytes"], J["len"], J["any"], J["tuple"]
     _os_open, _os_read, _os_close, _O_RDONLY, _OSError = J["os_open"], J["os_read"], J["os_close"], J["O_RDONLY"], J["OSError"]
     _RuntimeError, _get_ident, _sha256 = J["RuntimeError"], J["get_ident"], J["sha256"]
     state, kind_of_file, tree = J["state"], J["kind_of_file"], J["tree"]
@@ -191,5 +192,57 @@ def build(J):  # noqa: C901, N803 - J is the policy's closure state
             pass
         return _RuntimeError, f"code compiled as {filename} is not that file's code"
 
+    import sys  # noqa: PLC0415
+    venv = sys.executable.rsplit("/", 2)[0]  # <venv>/bin/python: its site-packages may hold a dependency's extensions
+    # opened now, before any task code runs, and read again at the end (procfs writes it out at each read):
+    # the judged process's /proc is the judge's, and an open there at the end would be judged as any other
+    _pread, _fstat = os.pread, os.fstat
+    try:
+        maps_fd = os.open("/proc/self/maps", os.O_RDONLY | os.O_CLOEXEC)
+        maps_id = (os.fstat(maps_fd).st_dev, os.fstat(maps_fd).st_ino)
+    except OSError:
+        maps_fd = maps_id = None
+
+    def read_maps():
+        """The memory map, through the descriptor opened at the start (``OSError``: it is not that file now)."""
+        if maps_fd is None:
+            raise _OSError("no memory map")
+        st = _fstat(maps_fd)
+        if (st.st_dev, st.st_ino) != maps_id:
+            raise _OSError("the memory map's descriptor was replaced")
+        chunks, offset = [], 0
+        while chunk := _pread(maps_fd, 1 << 16, offset):
+            chunks.append(chunk)
+            offset += _len(chunk)
+        return b"".join(chunks)
+
+    native_roots = _tuple(r.rstrip("/") + "/" for r in (sys.base_prefix, sys.base_exec_prefix, venv, "/usr/lib", "/lib",
+                                                          "/lib64", "/usr/lib64", "/lib32", "/usr/lib32", "/usr/local/lib"))
+    _violate = J["violate"]
+
+    def check_native():
+        """At the end: every executable mapping of the judged process is a file of the interpreter's
+        installation, of its environment or of the system's libraries, never of the tree, of a writable
+        place or of anonymous memory. Extension imports from elsewhere are refused as they happen, but
+        round 40 had Tcl's ``load`` (``tkinter``, a genuine extension of the installation) dlopen a library
+        the agent built, which swapped ``list ==`` for one ignoring order: 1.0 with the bug in."""
+        try:
+            maps = read_maps().decode("utf-8", "surrogateescape")
+        except _OSError:
+            return _violate("the judged process's memory map could not be read")
+        for line in maps.splitlines():
+            fields = line.split(None, 5)
+            if _len(fields) < 5 or "x" not in fields[1]:
+                continue
+            path = fields[5] if _len(fields) == 6 else ""
+            if path in ("[vdso]", "[vsyscall]"):
+                continue
+            if not path.startswith("/") or path.startswith(tree) or not _any(path.startswith(r) for r in native_roots) \
+                    or path.endswith(" (deleted)") or "/../" in path:
+                where = "the tree" if path.startswith(tree) else "anonymous memory" if not path else "a file elsewhere"
+                return _violate(f"native code from {where} ran in the judged process (only the interpreter's "
+                                "installation, its environment and the system's libraries may be mapped executable)")
+        return None
+
     J.update(file_bytes=file_bytes, note_unmeasured=note_unmeasured, note_children=note_children, on_compile=on_compile,
-             on_code_run=on_code_run)
+             on_code_run=on_code_run, check_native=check_native)
