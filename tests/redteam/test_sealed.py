@@ -124,3 +124,21 @@ def test_a_stub_that_rejects_everything_earns_nothing(start: Start) -> None:
     assert_unearned_zero(result)
     tests = component(result, "tests")
     assert tests["messages"][0] == "0/7 fail_to_pass tests pass" and "passed" not in tests["details"]["fail_to_pass"].values()
+
+
+@attack("the judge", "no parser: a child process reads the sealed hidden tests and parse_duration answers from a table "
+        "of the (text, seconds) pairs their loops bound to names (round 40: 0.571)",
+        local="not stopped (guardrail)", confining="score 2/7 (the visible test and the round trip of listed inputs)")
+def test_expected_values_are_inline_in_the_starter_s_hidden_tests(start: Start) -> None:
+    """Sealing drops an expected value written inline, not one a test binds to a name first (the README says so);
+    the starter's own hidden tests bound pairs in loops. They are inline now; what the table still answers is the
+    visible test and the round trip, whose expected values are its listed inputs (parse inverts format on them)."""
+    env = start(resolve_task("parse-duration"))
+    write(env, "timefmt/_oracle.py", (Path(__file__).parent / "round40" / "sealed_loop_oracle.py").read_text())
+    write(env, "timefmt/__init__.py", '"""timefmt: human-friendly durations."""\n\nfrom timefmt._oracle import parse_duration\n'
+          'from timefmt.durations import UNITS, format_duration\n\n__all__ = ["UNITS", "format_duration", "parse_duration"]\n')
+    result = submit(env)
+    outcomes = component(result, "tests")["details"]["fail_to_pass"]
+    assert sorted(k for k, v in outcomes.items() if v == "passed") == [
+        "tests/test_parse.py::test_parse_hours_and_minutes", "tests/test_parse_hidden.py::test_parse_round_trips_format_duration"]
+    assert result.reward == 2 / 7

@@ -34,17 +34,23 @@ def test_parse_allows_whitespace_between_components():
 
 
 def test_parse_rejects_malformed():
-    # the well-formed neighbours parse: a parse_duration that rejects everything passes nothing here
-    for text, seconds in (("10s", 10), ("1h", 3_600), ("1h30m", 5_400), ("1h 30m", 5_400), ("1h 30s", 3_630)):
-        assert same(timefmt.parse_duration(text), seconds)
+    # the well-formed neighbours parse: a parse_duration that rejects everything passes nothing here. Expected
+    # values inline, never bound to a name: sealing drops them from the file the judged process runs (round 40
+    # read (text, seconds) pairs from a loop's tuple in a child process and answered from a table)
+    assert same(timefmt.parse_duration("10s"), 10)
+    assert same(timefmt.parse_duration("1h"), 3_600)
+    assert same(timefmt.parse_duration("1h30m"), 5_400)
+    assert same(timefmt.parse_duration("1h 30m"), 5_400)
+    assert same(timefmt.parse_duration("1h 30s"), 3_630)
     for text in ("", "   ", "10", "h", "1x", "1.5h", "-1h", "1h 30", "1hh", "1 h", "1h+30m", "1h,30m", "1H"):
         with pytest.raises(ValueError):
             timefmt.parse_duration(text)
 
 
 def test_parse_rejects_repeated_or_out_of_order_units():
-    for text, seconds in (("1h30m", 5_400), ("1d1s", 86_401), ("5m 6s", 306)):
-        assert same(timefmt.parse_duration(text), seconds)
+    assert same(timefmt.parse_duration("1h30m"), 5_400)
+    assert same(timefmt.parse_duration("1d1s"), 86_401)
+    assert same(timefmt.parse_duration("5m 6s"), 306)
     for text in ("30m1h", "1h1h", "1s1d", "5m 5m"):
         with pytest.raises(ValueError):
             timefmt.parse_duration(text)
