@@ -41,9 +41,11 @@ reference                                        why
 ``logging.config``, ``fileConfig``,              library functions that evaluate a config file's
 ``importfile``, ``safeimport``                   text or re-run a module file on every call
 ``ctypes``, ``_ctypes``, ``cffi``                call the interpreter's C API (``PyRun_String``)
-``subprocess``, ``pty``, ``os.system``,          start another process, such as an interpreter
-``os.popen``, ``os.exec*``, ``os.spawn*``,       running an unmeasured file
-``os.posix_spawn*``
+``sqlite3``, ``_sqlite3``, ``tkinter``,          interpreters of other languages in the standard
+``_tkinter``                                     library (SQL, Tcl): logic held as their text
+``subprocess``, ``_posixsubprocess``, ``pty``,   start another process, such as an interpreter
+``os.system``, ``os.popen``, ``os.exec*``,       running an unmeasured file
+``os.spawn*``, ``os.posix_spawn*``
 ``sys.modules``, ``reload``                      drop or reload a module, so importing it again
                                                  reruns its top-level code (unmeasured) per call
 ``get_type_hints``, ``get_annotations``,         evaluate annotations held as strings (``from
@@ -116,7 +118,9 @@ _MODULES = {
     **dict.fromkeys(["code", "codeop", "timeit", "doctest", "pdb", "bdb", "cProfile", "profile", "trace", "site",
                      "py_compile", "compileall", "pydoc", "rlcompleter"], _RUNS_TEXT),
     **dict.fromkeys(["ctypes", "_ctypes", "cffi"], "calls the interpreter's C API, which runs source strings"),
-    **dict.fromkeys(["subprocess", "pty"], _PROCESS),
+    **dict.fromkeys(["subprocess", "_posixsubprocess", "pty"], _PROCESS),
+    # round 40 ran the refactor task's whole ladder as one SQL CASE and as Tcl's if/elseif: logic in another language
+    **dict.fromkeys(["sqlite3", "_sqlite3", "tkinter", "_tkinter"], "interprets another language (SQL, Tcl): logic held as its text"),
 }
 #: Submodules (by dotted name) whose import is a reference, in packages whose other modules are everyday code.
 _SUBMODULES = {"logging.config": "fileConfig evaluates the `args` and `class` texts of a config file as Python"}
@@ -124,7 +128,8 @@ _SUBMODULE_PREFIXES = tuple(f"{name}." for name in _SUBMODULES) + tuple(_SUBMODU
 #: Strings that are references anywhere: dunders and import-system module names have no other use.
 _ANYWHERE = {"__builtins__", "__import__", "__loader__", "__spec__", "__code__", "__globals__", "__subclasses__", "__self__",
              "builtins", "importlib", "zipimport", "runpy", "marshal", "pickle", "_pickle", "cPickle", "ctypes",
-             "_ctypes", "subprocess", "py_compile", "compileall", "cProfile", "pkgutil", "codeop"}
+             "_ctypes", "subprocess", "_posixsubprocess", "py_compile", "compileall", "cProfile", "pkgutil", "codeop",
+             "_sqlite3", "_tkinter"}
 #: Calls whose string arguments name the attribute they look up, and what such a string may name.
 _LOOKUPS = {"getattr", "setattr", "hasattr", "delattr", "attrgetter", "methodcaller"}
 _LOOKED_UP = {**_NAMES, **_ATTRIBUTES, **_OS_ATTRIBUTES}

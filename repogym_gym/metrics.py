@@ -160,6 +160,8 @@ def parse_module(source: str | bytes, path: str = "<string>") -> ast.Module:
 def tree_metrics(tree: ast.AST, path: str = "<string>", *, top_level: bool = False) -> list[FunctionMetrics]:
     """One :class:`FunctionMetrics` per function of a parsed module, ordered by ``lineno``; with
     ``top_level`` also one for the module's top level (``kind="module"``, after any function of its first line)."""
+    body = getattr(tree, "body", None)
+    module_names = _choice_names(list(_top_level_nodes(body))) if isinstance(body, list) else {}  # its tables
     results = [
         FunctionMetrics(
             path=path,
@@ -167,11 +169,10 @@ def tree_metrics(tree: ast.AST, path: str = "<string>", *, top_level: bool = Fal
             lineno=node.lineno,
             end_lineno=node.end_lineno or node.lineno,
             length=(node.end_lineno or node.lineno) - node.lineno + 1,
-            complexity=_complexity(list(_own_nodes(node))),
+            complexity=_complexity(list(_own_nodes(node)), module_names),
         )
         for qualname, node in _functions(tree)
     ]
-    body = getattr(tree, "body", None)
     if top_level and isinstance(body, list) and body:
         results.append(FunctionMetrics(
             kind="module", path=path, qualname="<module>", lineno=body[0].lineno,
@@ -406,23 +407,26 @@ def _own_nodes(function: _Function) -> Iterator[ast.AST]:
             stack.extend(ast.iter_child_nodes(node))
 
 
-def _complexity(nodes: list[ast.AST]) -> int:
-    """1 + the decision points of a scope's own ``nodes``, names bound in it to a condition or to a literal
-    of alternatives followed to where they choose (round 39: ``pair = (a, b); flag = c; pair[flag]``)."""
-    names = _choice_names(nodes)
+def _complexity(nodes: list[ast.AST], outer: dict[str, int] | None = None) -> int:
+    """1 + the decision points of a scope's own ``nodes``, names bound in it (or, ``outer``, at the module's
+    top level) to a condition or to a literal of alternatives followed to where they choose (round 39:
+    ``pair = (a, b); flag = c; pair[flag]``; round 40: through more names, and module-level tables)."""
+    names = _choice_names(nodes, outer or {})
     return 1 + sum(_decision_points(inner, names) for inner in nodes)
 
 
-def _choice_names(nodes: list[ast.AST]) -> dict[str, int]:
+def _choice_names(nodes: list[ast.AST], outer: dict[str, int] | None = None) -> dict[str, int]:
     """Names a scope binds to a condition (0) or to a literal of n alternatives (n - 1), from its
-    assignments (tuple unpacking pairwise) and ``:=``."""
-    found: dict[str, int] = {}
+    assignments (tuple unpacking pairwise) and ``:=``, through any chain of names bound to such names
+    (``b = bad``: round 40 re-bound every one once) and starting from ``outer`` (the module's own)."""
+    found: dict[str, int] = dict(outer or {})
     pairs: list[tuple[ast.AST, ast.AST]] = []
     for node in nodes:
         if isinstance(node, ast.Assign):
             pairs += [(target, node.value) for target in node.targets]
         elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
             pairs.append((node.target, node.value))
+    aliases: list[tuple[str, str]] = []
     while pairs:
         target, value = pairs.pop()
         if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) \
@@ -435,6 +439,15 @@ def _choice_names(nodes: list[ast.AST]) -> dict[str, int]:
                 found[target.id] = max(found.get(target.id, 0), len(value.elts) - 1)
             elif isinstance(value, ast.Dict) and len(value.keys) > 1:
                 found[target.id] = max(found.get(target.id, 0), len(value.keys) - 1)
+            elif isinstance(value, ast.Name):
+                aliases.append((target.id, value.id))
+    for _ in range(len(aliases)):  # a chain of n names settles in n rounds
+        changed = False
+        for target_id, source_id in aliases:
+            if source_id in found and found.get(target_id, -1) < found[source_id]:
+                found[target_id], changed = found[source_id], True
+        if not changed:
+            break
     return found
 
 
@@ -493,7 +506,15 @@ def _selection_points(node: ast.Subscript, names: dict[str, int]) -> int:
 _CONSTANT_PARTS = (ast.Constant, ast.UnaryOp, ast.BinOp, ast.operator, ast.unaryop)
 
 
+#: Calls that compare or combine truth values: ``bool``, and :mod:`operator`'s spellings of the comparison and
+#: logical operators, by name or as an attribute (round 40 wrote ``DOM4[le(w, 10000)]``, ``or_(le(...), gt(...))``).
+_TRUTH_CALLS = frozenset(("bool", "lt", "le", "eq", "ne", "ge", "gt", "not_", "truth", "is_", "is_not", "contains",
+                          "or_", "and_", "xor", "__lt__", "__le__", "__eq__", "__ne__", "__ge__", "__gt__", "__contains__"))
+
+
 def _is_truth_value(node: ast.AST) -> bool:
-    """A comparison, ``not``, ``and``/``or`` or a ``bool(...)`` call: an expression that is a condition."""
-    return (isinstance(node, (ast.Compare, ast.BoolOp)) or (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not))
-            or (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "bool"))
+    """A comparison, ``not``, ``and``/``or`` or a call of :data:`_TRUTH_CALLS`: an expression that is a condition."""
+    if isinstance(node, ast.Call):
+        func = node.func
+        return (func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else "") in _TRUTH_CALLS
+    return isinstance(node, (ast.Compare, ast.BoolOp)) or (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not))

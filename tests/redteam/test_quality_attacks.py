@@ -510,3 +510,27 @@ def test_a_child_process_started_from_c_is_counted_by_the_kernel(start: Start, r
     assert_unearned_zero(result)
     recorded = component(result, "tests")["messages"]
     assert any("the kernel counts a child of the judged process" in m for m in recorded), recorded
+
+
+@attack(G, "round 39's choices through a second name (b = bad; dom4 = d4), and module-level tables indexed by "
+           "operator.le(...) (round 40: 1.0, complexity 1)",
+        local="score 0.5 (complexity > 8)", confining="score 0.5 (complexity > 8)")
+@pytest.mark.parametrize(("payload", "complexity"), [("alias_hop_rates.py", 22), ("opcall_global_tables_rates.py", 25)])
+def test_choices_through_chains_of_names_and_module_tables_count(start: Start, refactor: Task, payload: str,
+                                                                  complexity: int) -> None:
+    """Names are followed through any chain of names, from the module's top level too, and ``operator``'s
+    spellings of comparisons (``le(w, 500)``) are conditions."""
+    violations = _half_for_the_complexity_kept(start(refactor), f"round40/{payload}")
+    assert any(f"quote: {complexity} complexity > 8" in v for v in violations["max_cyclomatic_complexity"]), violations
+
+
+@attack(G, "the whole ladder as one SQL CASE run by sqlite3 (round 40: 1.0, complexity 2)",
+        local="score 0 with the reason", confining="score 0 with the reason")
+def test_logic_in_another_language_of_the_standard_library_fails_the_objective(start: Start, refactor: Task) -> None:
+    env = start(refactor)
+    write(env, RATES, (Path(__file__).parent / "round40" / "sql_case_ladder_rates.py").read_text())
+    behaviour_holds(env)
+    result = submit(env)
+    assert_unearned_zero(result)
+    quality = quality_of(result)
+    assert any("`sqlite3` (interprets another language" in m for m in quality["messages"]), quality["messages"]
