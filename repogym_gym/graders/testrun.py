@@ -65,7 +65,7 @@ from typing import cast
 
 from repogym_gym.errors import GraderError, JUnitParseError
 from repogym_gym.graders import judge_policy
-from repogym_gym.graders.record import read_record
+from repogym_gym.graders.record import read_record, shown_exit_code
 from repogym_gym.graders.seal import Observations, Seal, seal_tree
 from repogym_gym.junit import JUnitReport, parse_junit_xml
 from repogym_gym.owners import owned_temporary
@@ -545,7 +545,7 @@ def run_tests(
         report = parse_junit_xml(junit)
     except JUnitParseError as exc:
         # the judged process can write the report itself: what the parser says of it is cut short
-        why = f"no usable test report (exit code {result.exit_code}): {short_text(str(exc), 240)}"
+        why = f"no usable test report (exit code {shown_exit_code(result.exit_code)}): {short_text(str(exc), 240)}"
         return TestRun(result, None, replace_paths(why, shown), sentinel_id, junit)
     invalid = _check_record(spec, result, report, record, sentinel_id, canaries) if nonce else None
     passing_canaries = [c for c in canaries if report.status_of(c) in ("passed", "skipped")]
@@ -571,7 +571,7 @@ def _check_record(spec: TestSpec, result: CommandResult, report: JUnitReport, re
         more = f" (and {len(violations) - 3} more)" if len(violations) > 3 else ""
         return f"the code under test broke the judge's policy: {shown}{more}"
     if record.get("exit_code") != result.exit_code:
-        return f"the test process exited {result.exit_code} but pytest returned {record.get('exit_code')}"
+        return f"the test process exited {shown_exit_code(result.exit_code)} but pytest returned {shown_exit_code(record.get('exit_code'))}"
     outcomes = record["record"]
     assert isinstance(outcomes, dict)
     for test_id in [*spec.fail_to_pass, *spec.pass_to_pass, *canaries, *([sentinel_id] if sentinel_id else [])]:
@@ -588,13 +588,13 @@ def _judge(spec: TestSpec, result: CommandResult, report: JUnitReport, sentinel_
         if status != "failed":
             return f"the must-fail sentinel test is {status} in the report: the report is forged or the run was tampered with"
         if result.exit_code != 1:
-            return f"pytest exited {result.exit_code} but its report holds a failing test (expected exit code 1)"
+            return f"pytest exited {shown_exit_code(result.exit_code)} but its report holds a failing test (expected exit code 1)"
         return None
     if spec.runner == "pytest":
         expected = 1 if failing else 0
         if result.exit_code != expected:
-            return f"pytest exited {result.exit_code} but its report says {len(failing)} failing tests"
+            return f"pytest exited {shown_exit_code(result.exit_code)} but its report says {len(failing)} failing tests"
         return None
     if (result.exit_code == 0) != (not failing):
-        return f"the test command exited {result.exit_code} but its report says {len(failing)} failing tests"
+        return f"the test command exited {shown_exit_code(result.exit_code)} but its report says {len(failing)} failing tests"
     return None

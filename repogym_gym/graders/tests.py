@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from repogym_gym.graders.base import GradingContext, component
 from repogym_gym.graders.quality import runtime_code_violations
+from repogym_gym.graders.record import shown_exit_code
 from repogym_gym.graders.seal import Seal, compare_observations, sealed_files
 from repogym_gym.graders.sealing import GoldenObservations, golden_observations
 from repogym_gym.graders.testrun import TestRun, run_tests
@@ -94,7 +95,7 @@ class TestGrader:
         # No output in the details: with hidden tests injected it would show their source, and
         # trainers that feed info back to the model would leak them.
         # whole seconds: the run's duration is the one number the code under test sets freely (a timing channel)
-        details: dict[str, object] = {"exit_code": run.result.exit_code, "duration_s": float(round(run.result.duration_s))}
+        details: dict[str, object] = {"exit_code": shown_exit_code(run.result.exit_code), "duration_s": float(round(run.result.duration_s))}
         if run.invalid is not None or run.report is None:
             missing: dict[str, TestOutcome] = {i: "missing" for i in spec.tests.fail_to_pass}
             details |= {"invalid": run.invalid, "fail_to_pass": missing,

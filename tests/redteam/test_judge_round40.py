@@ -15,6 +15,7 @@ void for the import error's sake; the attack needs a Tcl the sandbox shows.
 from __future__ import annotations
 
 import base64
+import json
 import shutil
 import subprocess
 
@@ -61,3 +62,16 @@ def test_native_code_loaded_by_tcl_voids_the_run(start: Start, tiny_task: Task, 
         return
     assert shown.exit_code == 0 and shown.text.split()[0] == "5", shown.text  # the library loads and the fix works
     assert "native code from the tree ran in the judged process" in invalid, invalid
+
+
+@attack("the judge", "the judged process's exit status as a channel out: a child reads a byte of the sealed hidden tests "
+        "and the process exits with it; the grade quoted the code (round 40: 8 bits per grading)",
+        local="score 0, code not shown", confining="score 0, code not shown")
+def test_an_exit_status_the_code_chose_is_not_quoted_by_the_grade(start: Start, tiny_task: Task) -> None:
+    env = start(tiny_task)
+    write(env, "calc/__init__.py", FIXED_SOURCE + "\n\nimport os as _os\n\n_os._exit(int('1' + '02'))\n")
+    result = submit(env)
+    assert result.reward == 0.0 and result.info.get("infra_error") is None
+    tests = component(result, "tests")
+    assert tests["details"]["exit_code"] == "another", tests["details"]
+    assert "102" not in json.dumps(result.info["grade"]) and "102" not in result.observation.text
