@@ -475,6 +475,9 @@ def _decision_points(node: ast.AST, names: dict[str, int] | None = None) -> int:
         return 1 + len(node.ifs)
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
         return 1 if _is_condition(node.left, names) or _is_condition(node.right, names) else 0
+    if isinstance(node, ast.BinOp):  # a truth value used as a number: price * (w <= 500), 1 // (c)
+        return 1 if any(_is_truth_value(side) or (isinstance(side, ast.Name) and names.get(side.id) == 0
+                                                  and side.id in names) for side in (node.left, node.right)) else 0
     return 0
 
 

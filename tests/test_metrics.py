@@ -405,7 +405,7 @@ def test_a_module_s_top_level_is_measured_for_its_logic_not_its_tables() -> None
     ("w5, w2 = w <= 500, w <= 2000\n    return table[w5] + table[w2]", 2),
     ("return (x, y).__getitem__(w > 0)", 1),
     ("return {True: x, False: y}.get(c is None)", 1),
-    ("with suppress(ZeroDivisionError):\n        return 1 / (w > 5)\n    return 0", 1),  # an except handler
+    ("with suppress(ZeroDivisionError):\n        return 1 / (w > 5)\n    return 0", 2),  # an except handler, and a truth value as a divisor
     ("return table[zone]", 0),  # a lookup in a table is data, not a choice
     ("return (x, y)[0]", 0),
     ("return (x, y, z)[-1]", 0),  # a constant index chooses nothing (the lambda attack's tuple of steps)

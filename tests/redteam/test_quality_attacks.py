@@ -524,6 +524,15 @@ def test_choices_through_chains_of_names_and_module_tables_count(start: Start, r
     assert any(f"quote: {complexity} complexity > 8" in v for v in violations["max_cyclomatic_complexity"]), violations
 
 
+@attack(G, "every if c: written as with Skip(): 1 // (c), a context manager of the file's own swallowing the error "
+           "(round 40: 1.0, complexity 1)", local="score 0.5 (complexity 33 > 8)", confining="score 0.5 (complexity 33 > 8)")
+def test_a_truth_value_used_as_a_number_counts_as_the_choice_it_is(start: Start, refactor: Task) -> None:
+    """``1 // (c)`` raises exactly when ``c`` is false: a truth value used as a number (a divisor, a factor,
+    ``price * (w <= 500)``) is a decision, whatever catches what it raises."""
+    violations = _half_for_the_complexity_kept(start(refactor), "round40/exception_branches_rates.py")
+    assert any("quote: 33 complexity > 8" in v for v in violations["max_cyclomatic_complexity"]), violations
+
+
 @attack(G, "the whole ladder as one SQL CASE run by sqlite3 (round 40: 1.0, complexity 2)",
         local="score 0 with the reason", confining="score 0 with the reason")
 def test_logic_in_another_language_of_the_standard_library_fails_the_objective(start: Start, refactor: Task) -> None:
