@@ -194,4 +194,7 @@ def add(a, b):
     result = submit(env)
     assert_unearned_zero(result)
     invalid = component(result, "tests")["details"]["invalid"]
-    assert invalid and "an observation was not made by its sealed test" in invalid, invalid
+    # where the collector runs the finalizer decides which rule refuses it (CPython 3.12 collects at other
+    # points than 3.11): the sealed test's frame is not its caller, or a frame of the submission is below it
+    assert invalid and ("an observation was not made by its sealed test" in invalid
+                        or "an observation was reached through code of the submission" in invalid), invalid
