@@ -22,12 +22,13 @@ import sys
 
 
 def make_comparisons(roots, graders=(), wildcards=True):
-    """``((plain_key, intact_key), comparisons)``: ``plain_key(left) == plain_key(right)`` is ``(a, b)``, both
+    """``((plain_key, intact_key, Self), comparisons)``: ``plain_key(left) == plain_key(right)`` is ``(a, b)``, both
     sides as the builtin values they compare as; ``intact_key(None) == intact_key(None)`` whether the pairs
     made are as made (``intact``); both opaque ``functools.cmp_to_key`` objects. ``comparisons``: ``judge_eq``,
     ``_ne``, ``_lt``, ``_le``, ``_gt``, ``_ge``, ``_in``, ``_not_in``, each ``(left, right) -> result``, decided
     on the builtin values when a side answered for one (a placeholder against builtin data: ``==`` False,
-    ``<`` a ``TypeError``). ``roots``: the installation's directories; ``graders``: the grader's files;
+    ``<`` a ``TypeError``; ``Self`` is the placeholders' class, and a container that is one answers ``in`` itself:
+    cachetools' ``assertIn(key, cache)``). ``roots``: the installation's directories; ``graders``: the grader's files;
     ``wildcards``: whether those use ``mock.ANY`` (if not, a value equal to anything is the package's)."""
     _type, _str, _bytes, _tuple, _list, _dict, _set, _frozenset, _slice, _any, _bool, _zip = (
         type, str, bytes, tuple, list, dict, set, frozenset, slice, any, bool, zip)
@@ -516,11 +517,18 @@ def make_comparisons(roots, graders=(), wildcards=True):
 
     plain_key, intact_key = opaque(plain_values), opaque(intact)
 
+    def own_container(forms, container, item, _Self=Self, _type=_type):
+        """What ``in`` is decided on: a container of the package's own that answers for itself answers ``in``
+        itself (its ``__contains__`` is its API: cachetools' ``assertIn(key, cache)``), else the forms. Its
+        frame is gone before either runs."""
+        return (container, item) if _type(forms[0]) is _Self else forms
+
     def handed_out(compare, name, swap=False, negate=False):
         def comparison(left, right, _plain=plain_key, _intact=intact_key, _compare=compare, _swap=swap,  # noqa: PLR0913
-                       _negate=negate, _b=_BaseException, _clear=cleared, _Error=_AssertionError):
+                       _negate=negate, _b=_BaseException, _clear=cleared, _Error=_AssertionError, _own=own_container):
             try:  # ``in`` is operator.contains(container, item), a C function: no frame holds the forms
-                result = _compare(*(_plain(right) == _plain(left))) if _swap else _compare(*(_plain(left) == _plain(right)))
+                result = _compare(*_own(_plain(right) == _plain(left), right, left)) if _swap else \
+                    _compare(*(_plain(left) == _plain(right)))
                 if not _intact(None) == _intact(None):
                     raise _Error("the values compared as builtin values changed while they were compared")
                 return (not result) if _negate else result
@@ -538,7 +546,7 @@ def make_comparisons(roots, graders=(), wildcards=True):
     handed = {name: handed_out(op, name) for name, op in comparisons.items()}
     handed["judge_in"] = handed_out(_operator.contains, "judge_in", swap=True)
     handed["judge_not_in"] = handed_out(_operator.contains, "judge_not_in", swap=True, negate=True)
-    return (plain_key, intact_key), handed
+    return (plain_key, intact_key, Self), handed
 
 
 def plain_comparisons(tree, ast):
@@ -593,7 +601,8 @@ keys = judge_eq = judge_ne = judge_lt = judge_le = judge_gt = judge_ge = judge_i
 def install(roots, graders=(), wildcards=True):
     """Bind :data:`keys` and the comparisons (``judge_eq``, ``judge_ne``, ``judge_lt``, ``judge_le``, ``judge_gt``,
     ``judge_ge``, ``judge_in``, ``judge_not_in``) for ``roots`` (the interpreter's installation) and ``graders``
-    (the grader's files); returns ``keys``, the opaque ``(plain_key, intact_key)`` of :func:`make_comparisons`."""
+    (the grader's files); returns ``keys``, the opaque ``(plain_key, intact_key)`` of :func:`make_comparisons` and
+    the placeholder class."""
     global keys
     keys, comparisons = make_comparisons(roots, graders, wildcards)
     globals().update(comparisons)

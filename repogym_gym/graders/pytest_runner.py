@@ -328,12 +328,14 @@ def _unittest_methods(keys):
     tb_set, context_set = BaseException.with_traceback, BaseException.__dict__["__context__"].__set__
 
     def method(self, first, second, *args, **kwargs):
-        original, keys, short, tb, context, is_a, exception, base = (
-            "@original", "@keys", "@short", "@tb", "@context", "@is_a", "@exception", "@base")
+        original, keys, short, tb, context, is_a, exception, base, membership, type_of = (
+            "@original", "@keys", "@short", "@tb", "@context", "@is_a", "@exception", "@base", "@membership", "@type_of")
         original(self, first, second, *args, **kwargs)
         try:
             forms = keys[0](first) == keys[0](second)
-            if forms[0] is not first or forms[1] is not second:  # a side answered for a builtin value: once more
+            # a side answered for a builtin value: once more, unless it is the package's own container in
+            # assertIn / assertNotIn (its __contains__ is its API, and it answered above)
+            if (forms[0] is not first or forms[1] is not second) and not (membership and type_of(forms[1]) is keys[2]):
                 original(self, *forms, *args, **kwargs)
             intact = keys[1](None) == keys[1](None)
         except base as error:  # its traceback would carry the frames of the closures behind the keys
@@ -350,7 +352,8 @@ def _unittest_methods(keys):
 
     def checked(original):
         return _baked(method, original, original=original, keys=keys, short=_short, tb=tb_set, context=context_set,
-                      is_a=isinstance, exception=Exception, base=BaseException)
+                      is_a=isinstance, exception=Exception, base=BaseException,
+                      membership=original.__name__ in ("assertIn", "assertNotIn"), type_of=type)
 
     names = ("assertEqual", "assertListEqual", "assertTupleEqual", "assertDictEqual", "assertSetEqual",
              "assertSequenceEqual", "assertMultiLineEqual", "assertNotEqual", "assertAlmostEqual",

@@ -189,3 +189,46 @@ def test_honest_equality_of_a_package_s_own_types_and_the_standard_library_s_is_
     assert record is not None, output
     assert record["violations"] == [], record["violations"]
     assert set(record["record"].values()) == {"passed"}, output
+
+
+MAPPING = '''import unittest
+
+import mod
+
+
+def test_runs():
+    cache = mod.Cache(a=1)
+    assert "a" in cache and "b" not in cache
+
+
+class TestOther(unittest.TestCase):
+    def test_other(self):
+        cache = mod.Cache(a=1)
+        self.assertIn("a", cache)
+        self.assertNotIn("b", cache)
+
+    def test_equal(self):
+        self.assertEqual(mod.Cache(a=1), {"a": 1})
+
+    def test_wrong(self):
+        self.assertIn("b", mod.Cache(a=1))
+'''
+CACHE = ("import collections.abc\n\n\nclass Cache(collections.abc.MutableMapping):\n    def __init__(self, **items):\n"
+         "        self._data = dict(items)\n\n    def __getitem__(self, key):\n        return self._data[key]\n\n"
+         "    def __setitem__(self, key, value):\n        self._data[key] = value\n\n    def __delitem__(self, key):\n"
+         "        del self._data[key]\n\n    def __iter__(self):\n        return iter(self._data)\n\n"
+         "    def __len__(self):\n        return len(self._data)\n\n\n")
+
+
+def test_membership_in_a_container_of_the_package_s_own_is_its_own_answer(tmp_path: Path) -> None:
+    """cachetools' ``assertIn(key, cache)`` on a ``MutableMapping`` of its own: the cache answers ``==`` with
+    ``Mapping.__eq__``, which calls back into its methods, so it compares as a placeholder; ``in`` on it is
+    its ``__contains__``, the API under test (123 of 480 cachetools tests failed with "argument of type
+    'Self' is not iterable" before). Equality with builtin data stays refused, and a wrong answer fails."""
+    ids = ["tests/test_x.py::test_runs", "tests/test_x.py::TestOther::test_other", "tests/test_x.py::TestOther::test_equal",
+           "tests/test_x.py::TestOther::test_wrong"]
+    record, output = judge(tmp_path, "pass", test_file=MAPPING, prelude=CACHE, ids=ids)
+    assert record is not None, output
+    assert record["violations"] == [], record["violations"]
+    assert record["record"] == {ids[0]: "passed", ids[1]: "passed", ids[2]: "failed", ids[3]: "failed"}, output
+    assert "compared as builtin values" in output and "'b' not found" in output, output
