@@ -65,6 +65,7 @@ from typing import cast
 
 from repogym_gym.errors import GraderError, JUnitParseError
 from repogym_gym.graders import judge_policy
+from repogym_gym.graders.grader_files import grader_files
 from repogym_gym.graders.record import read_record, shown_exit_code
 from repogym_gym.graders.seal import Observations, Seal, seal_tree
 from repogym_gym.junit import JUnitReport, parse_junit_xml
@@ -263,34 +264,17 @@ def _drop_tree_bytecode(repo: Path) -> None:
     shutil.rmtree(pycache_dir() / repo.resolve().relative_to(repo.resolve().anchor), ignore_errors=True)
 
 
-def _grader_files(repo: Path, spec: TestSpec, sentinel_file: str | None) -> list[str]:
-    """Files of ``repo`` whose code the judge compares with their bytes: the files behind the scored
-    ids, the sentinel, the test support modules beside them and every ``conftest.py`` (none of them
-    carried from a submission)."""
-    found = {i.split("::", 1)[0] for i in (*spec.fail_to_pass, *spec.pass_to_pass) if "::" in i}
-    found |= {sentinel_file} if sentinel_file else set()
-    for folder in spec.support_dirs():
-        try:
-            entries = list(os.scandir(repo / folder))
-        except OSError:
-            continue
-        found |= {f"{folder}/{e.name}" for e in entries if e.name.endswith(".py") and e.is_file(follow_symlinks=False)}
-    for top, dirs, names in os.walk(repo):
-        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(top, d)) and d not in (".git", "__pycache__")]
-        if "conftest.py" in names:
-            found.add(os.path.relpath(os.path.join(top, "conftest.py"), repo))
-    return sorted(f for f in found if f.endswith(".py"))
-
-
-def _selection(spec: TestSpec, nonce: str, key: bytes, sentinel_file: str | None, repo: Path) -> dict[str, object]:
-    """What the runner reads (and deletes) before any test code loads; planted tests are not listed."""
+def _selection(spec: TestSpec, nonce: str, key: bytes, sentinel_file: str | None, repo: Path,
+               python_files: str) -> dict[str, object]:
+    """What the runner reads (and deletes) before any test code loads; planted tests are not listed.
+    ``python_files``: the baseline's pytest setting (which files a whole-suite run collects)."""
     ids = [*spec.fail_to_pass, *spec.pass_to_pass]
     heads = [i.split("::", 1)[0] for i in ids if "::" in i]
     files = sorted({h for h in heads if h.endswith(".py")}) if len(heads) == len(ids) else []
     if files and sentinel_file:
         files = sorted({*files, sentinel_file})
     return {"nonce": nonce, "key": key.hex(), "files": files, "ids": ids, "tree": str(repo.resolve()),
-            "grader_files": _grader_files(repo, spec, sentinel_file), "sources": _source_hashes(repo)}
+            "grader_files": grader_files(repo, spec, sentinel_file, python_files), "sources": _source_hashes(repo)}
 
 
 def _source_hashes(repo: Path) -> dict[str, str]:
@@ -514,7 +498,8 @@ def run_tests(
         nonce = f"@@repogym-{secrets.token_hex(16)}@@"
         key = secrets.token_bytes(32)  # the record's HMAC key: the runner reads it, the tests never can
         selection = scratch / f"selection-{secrets.token_hex(8)}.json"
-        selection.write_text(json.dumps(_selection(spec, nonce, key, sentinel_file, repo)))
+        selection.write_text(json.dumps(_selection(spec, nonce, key, sentinel_file, repo,
+                                                  baseline_pytest_settings(baseline_tree).get("python_files", ""))))
         argv = pytest_argv(spec, repo, ini, junit, sentinel_file, runner, selection)
         warm_pycache(extra_env or {})
         env = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONHASHSEED": HASH_SEED}
