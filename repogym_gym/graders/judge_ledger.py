@@ -436,7 +436,9 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         if op == "imported":  # pytest imported a test module; its collection is about to look at its names
             if submission_frame(caller) is not None:
                 return "a test module's import was announced by code of the submission"
-            for namespace in J["grader_modules"]:  # it and the support modules it imported: all ran to the end
+            for namespace in J["grader_modules"]:  # it and the support modules it imported (but those that raised)
+                if J["import_failed"](namespace):
+                    continue
                 if "_repogym_observe" in namespace and namespace.get("_repogym_audit") is not J["audit"]:
                     # the sealed prelude binds sys.audit by name: a package imported first set its own there and
                     # every observation was dropped (red-team round 25); from now on the module is watched

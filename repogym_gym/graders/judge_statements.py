@@ -39,8 +39,8 @@ def tracer_for(audit):
 
 
 def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
-    """Add ``line_table``, ``begin_statements``, ``on_trace``, ``settle_statements`` and
-    ``rebindable_names`` to ``J``."""
+    """Add ``line_table``, ``begin_statements``, ``on_trace``, ``settle_statements``,
+    ``rebindable_names`` and ``import_failed`` to ``J``."""
     _type, _id, _len, _str, _tuple, _list, _dict, _set, _frozenset = (
         J["type"], J["id"], J["len"], J["str"], J["tuple"], J["list"], J["dict"], J["set"], J["frozenset"])
     _map, _zip, _min, _range, _getattr = J["map"], J["zip"], J["min"], J["range"], J["getattr"]
@@ -54,6 +54,7 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
     J["keep"].extend((tracer, local))
     running = {}  # id(module code) -> its ledger while its body runs
     finished = {}  # id(namespace) -> its ledger's last state, until pytest's import returns
+    raised = {}  # id(namespace) -> namespace of a grader module whose body ended by raising
     active = [0]  # module bodies being traced
     # what the import system or the warnings module add to a module's globals by themselves
     free_keys = _frozenset(("__warningregistry__", "__annotations__"))
@@ -267,12 +268,17 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         if ledger["frame"] is not frame:
             return None
         if event == "line":
+            ledger["raised"] = False
             boundary(ledger, frame.f_lineno)
+        elif event == "exception":  # a return straight after one: the body raised (an import of it failed)
+            ledger["raised"] = True
         elif event == "return":
             boundary(ledger, None)
             del running[_id(frame.f_code)]
             ledger["frame"] = None
             finished[_id(ledger["namespace"])] = ledger
+            if ledger.get("raised"):
+                raised[_id(ledger["namespace"])] = ledger["namespace"]
             active[0] -= 1
             if active[0] <= 0:
                 active[0] = 0
@@ -353,5 +359,16 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
             return None
         return table["global"]
 
+    def import_failed(namespace):
+        """Whether a grader module's body raised and the import system dropped it (``sys.modules`` holds
+        no module of that name with this namespace): a hidden test module that imports what the
+        submission has not written yet. Its names are whatever statements ran; it is not watched
+        (nothing collects its tests), and its tests count as not collected."""
+        if _id(namespace) not in raised:
+            return False
+        name = J["plain"](namespace).get("__name__")
+        module = plain_modules().get(name) if _type(name) is _str else None
+        return _type(module) is not _ModuleType or J["instance_dict"](module, "__dict__") is not namespace
+
     J.update(line_table=line_table, begin_statements=begin_statements, on_trace=on_trace,
-             settle_statements=settle_statements, rebindable_names=rebindable_names)
+             settle_statements=settle_statements, rebindable_names=rebindable_names, import_failed=import_failed)
