@@ -416,3 +416,20 @@ def test_a_choice_made_by_indexing_counts_as_a_decision(body: str, points: int) 
     selections: complexity 1, quality 1.0."""
     result = measure(f"def f(a, b, c, n, w, x, y, z, zone, table, ok, flags, mask):\n    {body}\n")
     assert result["f"].complexity == 1 + points
+
+
+def test_a_chain_of_names_written_last_link_first_settles_in_one_pass() -> None:
+    """Red-team round 41: a 30,000-link alias chain written against the order the settling visited it moved
+    one link per pass (157 s of host CPU in one ``submit``, no reward earned). Each name now settles once,
+    from the largest value that reaches it; the chain's end still carries the table's three alternatives,
+    and a module-level name is seen through by every function without a copy per function."""
+    n = 30_000
+    links = "\n".join(f"    a{i} = a{i - 1}" for i in range(n, 0, -1))
+    source = f"def f(w, x, y, z):\n    a0 = (x, y, z)\n{links}\n    return a{n}[w]\n"
+    assert measure(source)["f"].complexity == 1 + 2
+    module = "T0 = (1, 2, 3, 4)\n" + "".join(f"T{i} = T{i - 1}\n" for i in range(1, 2000)) + "".join(
+        f"def f{i}(w):\n    return T{1999 - i}[w]\n\n\n" for i in range(200))
+    found = measure(module)
+    assert {found[f"f{i}"].complexity for i in range(200)} == {1 + 3}
+    # a smaller value reaching a name that already holds a larger one does not lower it
+    assert complexity_of("big = (x, y, z)\nflag = w > 1\nbig = flag\nreturn big[w]") == 1 + 2

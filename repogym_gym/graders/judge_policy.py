@@ -22,7 +22,7 @@ verdict must not depend on anything that code can reach. The policy rests on fou
    submission code (``sys._getframe``, ``tb_frame``, ``gi_frame``...), ``__code__`` /
    ``__defaults__`` / ``__kwdefaults__`` assigned to functions that are not the submission's,
    ``__class__`` / class attributes assigned through audited paths on trusted or grader objects,
-   functions built from trusted or grader code, ``ctypes`` and the interpreter's test modules,
+   functions built from trusted or grader code, ``ctypes``, Tcl and the interpreter's test modules,
    native extensions from outside the trusted roots, ``/proc/*/mem``, symlinks into ``/proc``, and
    for submission code any file of ``/proc`` (the process's maps, fds, environment).
    A denial raises in the caller and is a *violation*: the run is void (score 0, event and file
@@ -239,9 +239,9 @@ def _rules(J):  # noqa: C901, N803, PLR0915 - one closure per audited operation
     process_events = frozenset(("os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.exec", "os.system",
                                 "subprocess.Popen", "pty.spawn"))
     file_changes, on_change = J["file_changes"], J["on_change"]  # written where trust is decided by location (round 35)
-    forbidden_imports = frozenset(("ctypes", "_ctypes", "_testcapi", "_testinternalcapi", "_testbuffer", "_testmultiphase",
-                                   "_testimportmultiple", "_xxtestfuzz", "_ctypes_test", "_xxsubinterpreters",
-                                   "_testsinglephase", "cffi", "_cffi_backend"))
+    # whoever imports them: each runs native code, files or processes in C with no audit event (round 41's Tcl `load`)
+    forbidden_imports = frozenset(("ctypes", "_ctypes", "_testcapi", "_testinternalcapi", "_testbuffer", "_testmultiphase", "_testimportmultiple",
+                                   "_xxtestfuzz", "_ctypes_test", "_xxsubinterpreters", "_testsinglephase", "cffi", "_cffi_backend", "_tkinter"))
     busy = {}  # thread ident -> how deep it is inside the policy
     # {thread ident: event name}: the one privileged call the policy announces for itself, per thread
     # (a shared slot let one thread's announcement be used up by another's and void a sound run)

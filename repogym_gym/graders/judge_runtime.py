@@ -198,7 +198,7 @@ def build(J):  # noqa: C901, N803 - J is the policy's closure state
     # the judged process's /proc is the judge's, and an open there at the end would be judged as any other
     _pread, _fstat = os.pread, os.fstat
     try:
-        maps_fd = os.open("/proc/self/maps", os.O_RDONLY | os.O_CLOEXEC)
+        maps_fd = os.open("/proc/self/smaps", os.O_RDONLY | os.O_CLOEXEC)
         maps_id = (os.fstat(maps_fd).st_dev, os.fstat(maps_fd).st_ino)
     except OSError:
         maps_fd = maps_id = None
@@ -218,31 +218,46 @@ def build(J):  # noqa: C901, N803 - J is the policy's closure state
 
     native_roots = _tuple(r.rstrip("/") + "/" for r in (sys.base_prefix, sys.base_exec_prefix, venv, "/usr/lib", "/lib",
                                                           "/lib64", "/usr/lib64", "/lib32", "/usr/lib32", "/usr/local/lib"))
-    _violate = J["violate"]
+    _violate, native_verdict = J["violate"], foreign_native_code  # bound now: no global is looked up later
 
     def check_native():
         """At the end: every executable mapping of the judged process is a file of the interpreter's
         installation, of its environment or of the system's libraries, never of the tree, of a writable
-        place or of anonymous memory. Extension imports from elsewhere are refused as they happen, but
-        round 40 had Tcl's ``load`` (``tkinter``, a genuine extension of the installation) dlopen a library
-        the agent built, which swapped ``list ==`` for one ignoring order: 1.0 with the bug in."""
+        place or of anonymous memory, and holds that file's bytes (no private page written since it was
+        mapped). Extension imports from elsewhere and the loaders of other languages are refused as they
+        happen, but round 40 had Tcl's ``load`` (``tkinter``) dlopen a library the agent built, which swapped
+        ``list ==`` for one ignoring order (1.0 with the bug in), and round 41's library copied its code into a
+        private copy of ``libc.so.6``'s mapping, whose line in the map still names libc: a mapping's path
+        says where it was opened, its dirty private pages that its bytes are not that file's."""
         try:
-            maps = read_maps().decode("utf-8", "surrogateescape")
+            smaps = read_maps().decode("utf-8", "surrogateescape")
         except _OSError:
             return _violate("the judged process's memory map could not be read")
-        for line in maps.splitlines():
-            fields = line.split(None, 5)
-            if _len(fields) < 5 or "x" not in fields[1]:
-                continue
-            path = fields[5] if _len(fields) == 6 else ""
-            if path in ("[vdso]", "[vsyscall]"):
-                continue
-            if not path.startswith("/") or path.startswith(tree) or not _any(path.startswith(r) for r in native_roots) \
-                    or path.endswith(" (deleted)") or "/../" in path:
-                where = "the tree" if path.startswith(tree) else "anonymous memory" if not path else "a file elsewhere"
-                return _violate(f"native code from {where} ran in the judged process (only the interpreter's "
-                                "installation, its environment and the system's libraries may be mapped executable)")
-        return None
+        why = native_verdict(smaps, tree, native_roots)
+        return _violate(why) if why is not None else None
 
     J.update(file_bytes=file_bytes, note_unmeasured=note_unmeasured, note_children=note_children, on_compile=on_compile,
              on_code_run=on_code_run, check_native=check_native)
+
+
+def foreign_native_code(smaps, tree, roots, _len=len, _any=any):
+    """Why the memory map ``smaps`` (the text of ``/proc/<pid>/smaps``) shows native code that is not the
+    installation's, or None: an executable mapping of anonymous memory, of a file under ``tree`` or outside
+    ``roots`` (directory prefixes ending in ``/``), of a deleted file, or one with a private page written
+    since it was mapped (``Private_Dirty`` > 0: round 41's code copied into a private mapping of libc). It looks
+    no global up (the builtins it uses were bound when it was defined, before any task code ran)."""
+    executable = False
+    for line in smaps.splitlines():
+        fields = line.split(None, 5)
+        if _len(fields) >= 5 and "-" in fields[0] and _len(fields[1]) == 4:  # a mapping's first line, as in maps
+            path = fields[5] if _len(fields) == 6 else ""
+            executable = "x" in fields[1] and path not in ("[vdso]", "[vsyscall]")
+            if executable and (not path.startswith("/") or path.startswith(tree) or not _any(path.startswith(r) for r in roots)
+                               or path.endswith(" (deleted)") or "/../" in path):
+                where = "the tree" if path.startswith(tree) else "anonymous memory" if not path else "a file elsewhere"
+                return (f"native code from {where} ran in the judged process (only the interpreter's installation, "
+                        "its environment and the system's libraries may be mapped executable)")
+        elif executable and _len(fields) >= 2 and fields[0] == "Private_Dirty:" and fields[1] != "0":
+            return ("native code was written into an executable mapping of the judged process (its pages are no "
+                    "longer the bytes of the file it names)")
+    return None

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import ast
 import importlib.machinery
+import os
+import stat
 import zipfile
 from pathlib import Path
 
@@ -36,6 +38,10 @@ __all__ = ["QualityGrader", "runtime_code_violations"]
 
 #: Changed files Python imports as native code: nothing there can be measured.
 _NATIVE_SUFFIXES = tuple(dict.fromkeys([*importlib.machinery.EXTENSION_SUFFIXES, ".so", ".pyd"]))
+#: The first bytes of native code images a loader maps: ELF, Mach-O (both byte orders, 32/64-bit, universal).
+_NATIVE_MAGIC = ((b"\x7fELF", "an ELF image"), (b"\xfe\xed\xfa\xce", "a Mach-O image"), (b"\xfe\xed\xfa\xcf", "a Mach-O image"),
+                 (b"\xce\xfa\xed\xfe", "a Mach-O image"), (b"\xcf\xfa\xed\xfe", "a Mach-O image"),
+                 (b"\xca\xfe\xba\xbe", "a Mach-O universal image"))
 #: Names Python imports as source, which must parse.
 _SOURCE_SUFFIXES = (".py", ".pyw", ".pyi")
 #: Other changed files past this size are not parsed (a loader or exec is needed to run them,
@@ -178,9 +184,22 @@ def _source_in_strings(tree: ast.Module, rel: str) -> list[tuple[str, ast.Module
 
 
 def _importable_binary(repo: Path, rel: str) -> str | None:
-    """Why a changed non-source file is code Python can import unmeasured, or None."""
+    """Why a changed non-source file is code Python can import or a loader can run unmeasured, or None:
+    a native extension module by its name, and native code by its content whatever it is named (round 41
+    kept a refactor task's original ladder as an ELF image called ``tables.dat``)."""
     if rel.endswith(_NATIVE_SUFFIXES):
         return f"{rel}:1: a native extension module"
+    try:
+        fd = os.open(repo / rel, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)  # a symlink or a fifo is no code image
+        try:
+            head = os.read(fd, 4) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+        finally:
+            os.close(fd)
+    except OSError:
+        head = b""
+    kind = next((name for magic, name in _NATIVE_MAGIC if head.startswith(magic)), None)
+    if kind is not None:
+        return f"{rel}:1: native code ({kind}), which a loader runs whatever the file is named"
     try:
         if zipfile.is_zipfile(repo / rel):
             return f"{rel}:1: a zip archive, which the import system imports from once it is on sys.path"

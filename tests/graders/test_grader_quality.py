@@ -231,6 +231,21 @@ def test_a_changed_native_extension_module_fails(make_task: MakeTask, name: str)
                                                          "quality limits cannot measure"]
 
 
+@pytest.mark.parametrize(("name", "image", "kind"), [("calc/tables.dat", b"\x7fELF\x02\x01\x01\0" + bytes(64), "an ELF image"),
+                                                    ("calc/rates", b"\xcf\xfa\xed\xfe" + bytes(64), "a Mach-O image")])
+def test_native_code_fails_whatever_the_file_is_named(make_task: MakeTask, name: str, image: bytes, kind: str) -> None:
+    """Red-team round 41 kept the refactor task's ladder as C in ``shipping/tables.dat``, loaded by Tcl's
+    ``load``: quality knew native code by its suffix only (1.0 under local and bwrap)."""
+    task = _tiny_refactor(make_task, max_function_length=50)
+    with Workspace.create(task) as ws:
+        ws.write(name, image)
+        ws.write("calc/notes.txt", b"MZ is not a magic the grader trusts alone\n")
+        result = grade_workspace(ws)
+    quality = result.component("quality")
+    assert quality.score == 0.0 and quality.messages == [f"{name}:1: native code ({kind}), which a loader runs whatever "
+                                                         "the file is named: runs code the quality limits cannot measure"]
+
+
 def test_a_changed_zip_archive_fails(make_task: MakeTask, tmp_path: Path) -> None:
     task = _tiny_refactor(make_task, max_function_length=50)
     archive = tmp_path / "impl.zip"

@@ -9,7 +9,8 @@ of the judged process is a file of the interpreter's installation, its environme
 
 Here the library does nothing (its ``Probe_Init`` returns ``TCL_OK``) and the fix is the golden one, so the honest
 score would be 1.0: the void is the check's doing. Docker's image has no Tcl, so the load fails there and the run is
-void for the import error's sake; the attack needs a Tcl the sandbox shows.
+void for the import error's sake; the attack needs a Tcl the sandbox shows. Since round 41 the judged process refuses
+``_tkinter`` itself (``test_judge_round41.py``), which is the reason the grade gives now.
 """
 
 from __future__ import annotations
@@ -57,11 +58,12 @@ def test_native_code_loaded_by_tcl_voids_the_run(start: Start, tiny_task: Task, 
     result = submit(env)
     assert result.reward == 0.0 and result.info["passed"] is False and result.info.get("infra_error") is None
     invalid = str(component(result, "tests")["details"].get("invalid") or "")
+    # round 41: Tcl itself is refused in the judged process (its library outlived the end-of-run map check)
+    assert "importing _tkinter is not allowed" in invalid, invalid
     if sandbox_name == "docker" and "cannot open shared object file" in shown.text:  # the image has no Tcl/Tk
         assert "5" not in shown.text.split(), shown.text
         return
     assert shown.exit_code == 0 and shown.text.split()[0] == "5", shown.text  # the library loads and the fix works
-    assert "native code from the tree ran in the judged process" in invalid, invalid
 
 
 @attack("the judge", "the judged process's exit status as a channel out: a child reads a byte of the sealed hidden tests "
