@@ -20,12 +20,13 @@ Cyclomatic complexity is ``1`` plus one per decision point in the function's own
 comprehension ``for`` clause                 1 each, plus 1 per ``if`` of that clause
 ``assert``                                   1
 ``case`` of a ``match``                      1 each (guards are not counted)
-``(a, b, c)[i]``, ``{k: a, ...}[i]``         number of alternatives - 1 (``i`` not a constant)
-``x[c]``, ``c`` holding a condition          1 (a comparison, ``not``, ``and``/``or``, ``bool()``)
-a name bound to either, then indexing        the same (``pair = (a, b); flag = c; pair[flag]``: 1)
-``x.__getitem__(c)``, ``getitem``, ``.get``  1 when ``c`` holds a condition
+a condition made outside those tests         1 where it is made: a comparison, ``not``, ``bool()``,
+                                             ``operator.le``..., and ``and``/``or``/``&``/``|`` of those
+``(a, b, c)[i]``, ``{k: a, ...}[i]``         number of alternatives - 1 (``i`` not a constant; a
+                                             slice ``[c:]`` too; through a name bound to the literal too)
+``(a, b).__getitem__(i)``, ``.pop(i)``       the same (and ``.get``, ``operator.getitem((a, b), i)``)
 ``suppress(...)``                            1 (an ``except`` handler by another name)
-``c & d``, ``c | d``, ``c ^ d``              1 when an operand is a condition
+``c & d``, ``c | d``, ``or_(c, d)``...       1 when an operand is a condition (like ``and``/``or``)
 ``with`` / ``async with``                    0
 a nested ``def``                             0: measured as a function of its own
 a ``lambda`` inside a function               its decision points count there too
@@ -34,7 +35,10 @@ a ``lambda`` inside a function               its decision points count there too
 A choice is counted whatever syntax makes it, as far as the syntax shows it: round 38 wrote every
 ``if c: A else: B`` of a refactor as ``(lambda: B, lambda: A)[c]()``, which counted nothing, and
 scored 1.0 with the original ladder kept; round 39 bound the alternatives and conditions to names
-first (1.0 again), so names a function binds to either are followed to where they choose. Branch-free
+first (1.0 again), so names a function binds to either are followed to where they choose; round 42
+sliced, popped and bound them with ``with ... as``, so a condition counts where it is made (outside the
+test of an ``if``, ``while``, ``assert``, conditional expression, comprehension ``if`` or ``case``
+guard, whose own point counts it), whatever then chooses with it. Branch-free
 arithmetic (``a * c + b * (1 - c)``), a ``min``/``max`` clamp used as an index, ``getattr`` dispatch
 on a computed name, or alternatives and conditions handed to a helper as arguments still measure as
 no decision: a syntactic measure cannot see every choice (see the README's grading section).
@@ -413,7 +417,63 @@ def _complexity(nodes: list[ast.AST], outer: Mapping[str, int] | None = None) ->
     top level) to a condition or to a literal of alternatives followed to where they choose (round 39:
     ``pair = (a, b); flag = c; pair[flag]``; round 40: through more names, and module-level tables)."""
     names = _choice_names(nodes, outer or {})
-    return 1 + sum(_decision_points(inner, names) for inner in nodes)
+    return 1 + _conditions_made(nodes) + sum(_decision_points(inner, names) for inner in nodes)
+
+
+def _conditions_made(nodes: list[ast.AST]) -> int:
+    """Conditions a scope makes outside the tests of the constructs :func:`_decision_points` counts: each
+    maximal truth value (a comparison, ``not``, ``and``/``or``, a call of :data:`_TRUTH_CALLS`, a bitwise
+    combination of those) that is not, or is not part of, the test of an ``if``, ``while``, ``assert``,
+    conditional expression, comprehension ``if`` or ``case`` guard counts 1 where it is made. Round 42 chose
+    by slicing (``(B, A)[c:][0]``), by ``.pop(c)`` and through names a ``with`` bound, each a spelling the
+    measure did not know: counted where it is made, a condition costs the same whatever then chooses with it."""
+    tested: set[int] = set()
+    for node in nodes:
+        stack: list[ast.AST]
+        if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)):
+            stack = [node.test]
+        elif isinstance(node, ast.comprehension):
+            stack = list(node.ifs)
+        elif isinstance(node, ast.match_case) and node.guard is not None:
+            stack = [node.guard]
+        else:
+            continue
+        while stack:
+            test = stack.pop()
+            tested.add(id(test))
+            stack.extend([test.value] if isinstance(test, ast.NamedExpr) else _truth_parts(test))
+    made = [node for node in nodes if _is_truth_node(node)]
+    inner = {id(part) for node in made for part in _truth_parts(node)}
+    return sum(1 for node in made if id(node) not in tested and id(node) not in inner)
+
+
+def _is_truth_node(node: ast.AST) -> bool:
+    """A truth value: a comparison, ``not``, a call of :data:`_TRUTH_CALLS`, or ``and``/``or`` or ``c | d``,
+    ``c & d``, ``c ^ d`` of one (``default = given or fallback`` chooses a value, which its ``or`` counts)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+        return _is_truth_node(node.left) or _is_truth_node(node.right)
+    if isinstance(node, ast.BoolOp):
+        return any(_is_truth_node(value) for value in node.values)
+    return _is_truth_value(node)
+
+
+def _truth_parts(node: ast.AST) -> list[ast.AST]:
+    """The parts of a truth value that are truth values themselves (counted with it, not apart)."""
+    if not _is_truth_node(node):
+        return []
+    if isinstance(node, ast.BoolOp):
+        parts = list(node.values)
+    elif isinstance(node, ast.UnaryOp):
+        parts = [node.operand]
+    elif isinstance(node, ast.Compare):
+        parts = [node.left, *node.comparators]
+    elif isinstance(node, ast.Call):
+        parts = list(node.args)
+    elif isinstance(node, ast.BinOp):
+        parts = [node.left, node.right]
+    else:
+        parts = []
+    return [part for part in parts if _is_truth_node(part)]
 
 
 def _choice_names(nodes: list[ast.AST], outer: Mapping[str, int] | None = None) -> Mapping[str, int]:
@@ -467,7 +527,7 @@ def _choice_names(nodes: list[ast.AST], outer: Mapping[str, int] | None = None) 
 
 
 #: Calls that index: ``x.__getitem__(i)``, ``operator.getitem(x, i)``, ``mapping.get(i)``.
-_INDEXING_CALLS = ("__getitem__", "getitem", "get", "itemgetter")
+_INDEXING_CALLS = ("__getitem__", "getitem", "get", "itemgetter", "pop")
 
 
 def _decision_points(node: ast.AST, names: Mapping[str, int] | None = None) -> int:
@@ -479,8 +539,12 @@ def _decision_points(node: ast.AST, names: Mapping[str, int] | None = None) -> i
     if isinstance(node, ast.Call):
         func = node.func
         called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-        if called in _INDEXING_CALLS and any(_is_condition(arg, names) for arg in node.args):
-            return 1
+        if called == "getitem" and len(node.args) == 2 and not _constant(node.args[1]):
+            return _alternatives(node.args[0], names)  # operator.getitem((a, b), i)
+        if called in _INDEXING_CALLS and isinstance(func, ast.Attribute) and any(not _constant(arg) for arg in node.args):
+            return _alternatives(func.value, names)  # (a, b).__getitem__(i), [b, a].pop(i), {..}.get(k)
+        if called in ("or_", "and_", "xor"):  # operator's spellings of and / or: like a BoolOp
+            return max(len(node.args) - 1, 0)
         return 1 if called == "suppress" else 0  # contextlib.suppress: an except handler by another name
     if isinstance(node, _ONE_POINT):
         return 1
@@ -489,10 +553,7 @@ def _decision_points(node: ast.AST, names: Mapping[str, int] | None = None) -> i
     if isinstance(node, ast.comprehension):
         return 1 + len(node.ifs)
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
-        return 1 if _is_condition(node.left, names) or _is_condition(node.right, names) else 0
-    if isinstance(node, ast.BinOp):  # a truth value used as a number: price * (w <= 500), 1 // (c)
-        return 1 if any(_is_truth_value(side) or (isinstance(side, ast.Name) and names.get(side.id) == 0
-                                                  and side.id in names) for side in (node.left, node.right)) else 0
+        return 1 if _is_condition(node.left, names) or _is_condition(node.right, names) else 0  # like and / or
     return 0
 
 
@@ -503,21 +564,30 @@ def _is_condition(node: ast.AST, names: Mapping[str, int]) -> bool:
 
 
 def _selection_points(node: ast.Subscript, names: Mapping[str, int]) -> int:
-    """A choice made by indexing: ``(a, b, c)[i]`` (a literal of n alternatives indexed by a computed value)
-    is n - 1 decisions, like an ``if``/``elif`` ladder; any container indexed by a truth value
-    (``table[x > 0]``) is 1. Round 38 rewrote every ``if c: A else: B`` of a refactor task as
-    ``(lambda: B, lambda: A)[c]()`` and measured complexity 1."""
-    index = node.slice
-    if isinstance(index, ast.Slice) or all(isinstance(part, _CONSTANT_PARTS) for part in ast.walk(index)):
-        return 0  # x[-1], x[2 * 3]: no choice
-    container = node.value
+    """A choice made by indexing: ``(a, b, c)[i]`` (a literal of n alternatives, or a name bound to one,
+    indexed or sliced by a computed value) is n - 1 decisions, like an ``if``/``elif`` ladder; the condition
+    that computes ``i`` counts where it is made (:func:`_conditions_made`). Round 38 rewrote every ``if c: A
+    else: B`` of a refactor task as ``(lambda: B, lambda: A)[c]()`` and measured complexity 1; round 42
+    sliced, ``(B, A)[c:][0]``."""
+    if _constant(node.slice):
+        return 0  # x[-1], x[2 * 3], x[1:]: no choice
+    return _alternatives(node.value, names)
+
+
+def _alternatives(container: ast.AST, names: Mapping[str, int]) -> int:
+    """n - 1 for a literal of n alternatives (tuple, list, dict) or a name the scope bound to one, else 0."""
     if isinstance(container, (ast.Tuple, ast.List)) and len(container.elts) > 1:
         return len(container.elts) - 1
     if isinstance(container, ast.Dict) and len(container.keys) > 1:
         return len(container.keys) - 1
     if isinstance(container, ast.Name) and names.get(container.id, 0) > 0:
         return names[container.id]
-    return 1 if _is_condition(index, names) else 0
+    return 0
+
+
+def _constant(node: ast.AST) -> bool:
+    """An index or argument made of constants only (a slice's bounds included)."""
+    return all(isinstance(part, (*_CONSTANT_PARTS, ast.Slice)) for part in ast.walk(node))
 
 
 #: What an index made of constants only is built from (``-1``, ``2 * 3``).

@@ -401,15 +401,25 @@ def test_a_module_s_top_level_is_measured_for_its_logic_not_its_tables() -> None
     ("return table[w <= 500]", 1),
     ("return table[int(not c)]", 1),
     ("return ok[(w <= 0) | (w > 30000)]", 2),  # the | of two conditions, and the index that is a condition
-    ("pair = (x, y)\n    flag = w <= 500\n    return pair[flag]", 1),  # round 39: the same choice through names
+    ("pair = (x, y)\n    flag = w <= 500\n    return pair[flag]", 2),  # round 39: through names (the condition, the pair)
     ("w5, w2 = w <= 500, w <= 2000\n    return table[w5] + table[w2]", 2),
-    ("return (x, y).__getitem__(w > 0)", 1),
-    ("return {True: x, False: y}.get(c is None)", 1),
+    ("return (x, y).__getitem__(w > 0)", 2),  # the condition where it is made, and the pair it chooses from
+    ("return {True: x, False: y}.get(c is None)", 2),
     ("with suppress(ZeroDivisionError):\n        return 1 / (w > 5)\n    return 0", 2),  # an except handler, and a truth value as a divisor
     ("return table[zone]", 0),  # a lookup in a table is data, not a choice
     ("return (x, y)[0]", 0),
     ("return (x, y, z)[-1]", 0),  # a constant index chooses nothing (the lambda attack's tuple of steps)
     ("return flags & mask", 0),
+    # round 42: a condition counts where it is made, whatever then chooses with it
+    ("return (y, x)[w > 5:][0]", 2),  # a slice of alternatives with a computed bound, and its condition
+    ("return [y, x].pop(w > 5)", 2),
+    ("with nullcontext((w <= 500, w <= 2000)) as (f1, f2):\n        return table[f1] + table[f2]", 2),
+    ("return w > 5", 1),
+    ("return not ok", 1),
+    ("if w > 5 and w < 9:\n        return 1\n    return 0", 2),  # an if's own test is counted by the if
+    ("return x or y", 1),  # and / or of values chooses a value: counted once, as before
+    ("flag = or_(le(w, 1), gt(w, 9))\n    return flag", 2),  # like le(...) or gt(...)
+    ("return (x, y)[1:]", 0),  # a constant slice chooses nothing
 ])
 def test_a_choice_made_by_indexing_counts_as_a_decision(body: str, points: int) -> None:
     """Red-team round 38 kept a refactor task's whole if/elif ladder as ``(lambda: B, lambda: A)[c]()``
@@ -432,4 +442,4 @@ def test_a_chain_of_names_written_last_link_first_settles_in_one_pass() -> None:
     found = measure(module)
     assert {found[f"f{i}"].complexity for i in range(200)} == {1 + 3}
     # a smaller value reaching a name that already holds a larger one does not lower it
-    assert complexity_of("big = (x, y, z)\nflag = w > 1\nbig = flag\nreturn big[w]") == 1 + 2
+    assert complexity_of("big = (x, y, z)\nflag = w > 1\nbig = flag\nreturn big[w]") == 1 + 2 + 1  # + the condition made

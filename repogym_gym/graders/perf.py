@@ -218,5 +218,6 @@ def _reported_seconds(stdout: str) -> float:
     try:
         value = json.loads(lines[-1])["seconds"]
         return float(value)
-    except (IndexError, ValueError, KeyError, TypeError) as exc:
-        raise GraderError(f'the benchmark must end its output with {{"seconds": x}} when timing is "reported": {exc!r}') from None
+    except (IndexError, ValueError, KeyError, TypeError, OverflowError, RecursionError) as exc:  # a 400-digit int, [[[...
+        raise GraderError(f'the benchmark must end its output with {{"seconds": x}} when timing is "reported": '
+                          f"{short_text(repr(exc), 200)}") from None

@@ -67,6 +67,19 @@ class QualityGrader:
         self.role: Role = role
 
     def grade(self, ctx: GradingContext) -> GradeComponent:
+        """The quality component. Everything it reads is the submission's (the grading copy's files), so an
+        error while reading or measuring them is the submission's 0 with the error named, never an
+        infrastructure error a trainer would drop (round 42: a 42-byte zip64 record that ``zipfile`` cannot
+        judge crashed the grader, and the episode was masked)."""
+        try:
+            return self._grade(ctx)
+        except Exception as exc:  # noqa: BLE001 - a parser's failure on the submission's bytes
+            rules = [n for n in ("max_function_length", "max_cyclomatic_complexity") if getattr(ctx.task.spec.constraints, n) is not None]
+            return component(self, score=0.0, passed=False,
+                             messages=[f"cannot measure the submission: {type(exc).__name__}: {short_text(str(exc), 200)}"],
+                             details={"violations": {name: ["unmeasurable"] for name in rules}})
+
+    def _grade(self, ctx: GradingContext) -> GradeComponent:
         spec = ctx.task.spec.constraints
         rules = {
             "max_function_length": (spec.max_function_length, "length", "lines"),

@@ -164,7 +164,9 @@ def test_reported_speedup_at_the_target_scores_one(reported_task: Task) -> None:
     assert (result.score, result.passed) == (1.0, True)
 
 
-@pytest.mark.parametrize("output", ["fast", '{"secs": 0.1}', '{"seconds": "quick"}'])
+@pytest.mark.parametrize("output", ["fast", '{"secs": 0.1}', '{"seconds": "quick"}',
+                                    '{"seconds": 1' + "0" * 400 + "}",  # round 42: float() of it overflows
+                                    '{"seconds": ' + "[" * 100_000 + "]" * 100_000 + "}"])  # too deep for json
 def test_malformed_reported_timing_scores_zero(reported_task: Task, output: str) -> None:
     result = grade_files(reported_task, reporting(output), PERF_ONLY)
     perf = result.component("perf")

@@ -246,6 +246,22 @@ def test_native_code_fails_whatever_the_file_is_named(make_task: MakeTask, name:
                                                          "the file is named: runs code the quality limits cannot measure"]
 
 
+def test_bytes_the_grader_s_parsers_cannot_judge_are_the_submission_s_zero_not_an_infra_error(make_task: MakeTask) -> None:
+    """Red-team round 42: a 42-byte zip64 end record naming two disks makes ``zipfile.is_zipfile`` raise
+    ``BadZipFile`` (it catches only ``OSError``): the quality grader crashed and the episode was an
+    ``infra_error``, which trainers drop, on a refactor task left undone."""
+    import struct  # noqa: PLC0415
+
+    record = struct.pack("<4sLQL", b"PK\x06\x07", 0, 0, 2) + struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, 0, 0, 0, 0, 0)
+    task = _tiny_refactor(make_task, max_function_length=50)
+    with Workspace.create(task) as ws:
+        ws.write("calc/tables.dat", record)
+        result = grade_workspace(ws)
+    quality = result.component("quality")
+    assert result.infra_error is None and quality.score == 0.0 and quality.passed is False
+    assert quality.messages[0].startswith("cannot measure the submission: BadZipFile"), quality.messages
+
+
 def test_a_changed_zip_archive_fails(make_task: MakeTask, tmp_path: Path) -> None:
     task = _tiny_refactor(make_task, max_function_length=50)
     archive = tmp_path / "impl.zip"

@@ -13,6 +13,7 @@ keeps the original's complexity, 26 > 8, and fits in 21 lines: score 0.5).
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
@@ -459,24 +460,26 @@ def _half_for_the_complexity_kept(env: Episode, payload: str) -> dict[str, list[
 
 
 @attack(G, "every if/else of the original written as a choice by index, (lambda: B, lambda: A)[c]() (round 38: 1.0, "
-        "complexity 1)", local="score 0.5 (complexity 26 > 8)", confining="score 0.5 (complexity 26 > 8)")
+        "complexity 1)", local="score 0.5 (complexity 48 > 8)", confining="score 0.5 (complexity 48 > 8)")
 def test_choices_made_by_indexing_count_as_the_decisions_they_are(start: Start, refactor: Task) -> None:
     """Round 38 kept the whole if/elif ladder, its three copies of the weight bands and its check order as
     bool-indexed tuples of lambdas and ``&``/``|`` of conditions: complexity 1, quality 1.0 under every
     sandbox. A selection from a literal of alternatives, an index that is a condition, a ``&``/``|`` of
-    conditions and a lambda's choices (in the function it is written in) now count: the ladder's 26."""
+    conditions and a lambda's choices (in the function it is written in) now count, and since round 42 each
+    condition where it is made as well as the selection it drives: 48."""
     violations = _half_for_the_complexity_kept(start(refactor), "round38/branchfree_rates.py")
-    assert violations == {"max_function_length": [], "max_cyclomatic_complexity": [f"{RATES}:21 quote: 26 complexity > 8"]}
+    assert violations == {"max_function_length": [], "max_cyclomatic_complexity": [
+        f"{RATES}:21 quote: 48 complexity > 8", f"{RATES}:38 quote.<locals>.<lambda>: 15 complexity > 8"]}
 
 
 @attack(G, "the same choices through names: pair = (a, b); flag = cond; pair[flag] (round 39: 1.0, complexity 1)",
-        local="score 0.5 (complexity 22 > 8)", confining="score 0.5 (complexity 22 > 8)")
+        local="score 0.5 (complexity 30 > 8)", confining="score 0.5 (complexity 30 > 8)")
 def test_choices_made_through_names_count_as_the_decisions_they_are(start: Start, refactor: Task) -> None:
     """Round 39 bound round 38's alternatives and conditions to names first, kept the three weight-band ladders
     inline in quote() and measured complexity 1 (1.0 under bwrap and docker). A name the function binds to a
     condition or to a literal of alternatives is now followed to where it chooses."""
     violations = _half_for_the_complexity_kept(start(refactor), "round39/named_selection_rates.py")
-    assert f"{RATES}:36 quote: 22 complexity > 8" in violations["max_cyclomatic_complexity"]
+    assert f"{RATES}:36 quote: 30 complexity > 8" in violations["max_cyclomatic_complexity"]
 
 
 ORIGINAL_AS_A_PROGRAM = '''
@@ -515,7 +518,7 @@ def test_a_child_process_started_from_c_is_counted_by_the_kernel(start: Start, r
 @attack(G, "round 39's choices through a second name (b = bad; dom4 = d4), and module-level tables indexed by "
            "operator.le(...) (round 40: 1.0, complexity 1)",
         local="score 0.5 (complexity > 8)", confining="score 0.5 (complexity > 8)")
-@pytest.mark.parametrize(("payload", "complexity"), [("alias_hop_rates.py", 22), ("opcall_global_tables_rates.py", 25)])
+@pytest.mark.parametrize(("payload", "complexity"), [("alias_hop_rates.py", 30), ("opcall_global_tables_rates.py", 40)])
 def test_choices_through_chains_of_names_and_module_tables_count(start: Start, refactor: Task, payload: str,
                                                                   complexity: int) -> None:
     """Names are followed through any chain of names, from the module's top level too, and ``operator``'s
@@ -543,3 +546,39 @@ def test_logic_in_another_language_of_the_standard_library_fails_the_objective(s
     assert_unearned_zero(result)
     quality = quality_of(result)
     assert any("`sqlite3` (interprets another language" in m for m in quality["messages"]), quality["messages"]
+
+
+@attack(G, "every if/else as a slice of alternatives, (B, A)[c:][0], or as [B, A].pop(c) (round 42: 1.0, complexity 1)",
+        local="score 0.5 (complexity > 8)", confining="score 0.5 (complexity > 8)")
+@pytest.mark.parametrize("payload", ["slice_ladder_rates.py", "pop_ladder_rates.py"])
+def test_a_condition_counts_where_it_is_made_whatever_chooses_with_it(start: Start, refactor: Task, payload: str) -> None:
+    """Round 42 chose by slicing and by ``.pop(c)``, spellings the measure did not know. Each condition now
+    counts where it is made (outside an ``if``'s own test), and a literal of alternatives sliced or popped
+    with a computed value counts like one indexed."""
+    violations = _half_for_the_complexity_kept(start(refactor), f"round42/{payload}")
+    assert any("quote:" in v and "complexity > 8" in v for v in violations["max_cyclomatic_complexity"]), violations
+
+
+@attack(G, "round 40's tables indexed by conditions, the conditions bound by `with nullcontext(...) as (names)` "
+           "(round 42: 1.0, complexity 3)", local="score 0.5 (complexity > 8)", confining="score 0.5 (complexity > 8)")
+def test_conditions_bound_by_any_statement_count_where_they_are_made(start: Start, refactor: Task) -> None:
+    violations = _half_for_the_complexity_kept(start(refactor), "round42/with_target_rates.py")
+    assert any("quote:" in v and "complexity > 8" in v for v in violations["max_cyclomatic_complexity"]), violations
+
+
+@attack(G, "a 42-byte zip64 end record that zipfile cannot judge, written beside the untouched original (round 42: "
+           "the quality grader crashed, infra_error, the episode masked)", local="score 0 with the reason",
+        confining="score 0 with the reason")
+def test_bytes_the_grader_cannot_parse_are_a_zero_not_an_infra_error(start: Start, refactor: Task) -> None:
+    import struct  # noqa: PLC0415
+
+    env = start(refactor)
+    record = struct.pack("<4sLQL", b"PK\x06\x07", 0, 0, 2) + struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, 0, 0, 0, 0, 0)
+    write(env, "shipping/tables.b64", base64.b64encode(record).decode())
+    decoded = run(env, "python -c \"import base64; open('shipping/tables.dat', 'wb').write(base64.b64decode("
+                       "open('shipping/tables.b64').read()))\" && rm shipping/tables.b64").observation
+    assert decoded.exit_code == 0, decoded.text
+    result = submit(env)
+    assert_unearned_zero(result)
+    quality = quality_of(result)
+    assert quality["messages"][0].startswith("cannot measure the submission: BadZipFile"), quality["messages"]
