@@ -45,7 +45,7 @@ from repogym_gym.mine.operators import (
     unified_diff,
 )
 from repogym_gym.mine.statement import failing_tests_statement
-from repogym_gym.mine.suiterun import exercised_lines, run_suite, stable_outcomes
+from repogym_gym.mine.suiterun import exercised_lines, judged_files, narrowed, run_suite, stable_outcomes
 from repogym_gym.spec import TestSpec
 from repogym_gym.task import dump_yaml
 
@@ -106,6 +106,8 @@ class MutationReport(BaseModel):
     package: str
     tests: int = Field(0, description="Tests of the package's suite (the original's stable outcomes).")
     flaky_original: list[str] = Field(default_factory=list)
+    refused_files: dict[str, str] = Field(default_factory=dict, description="Test files left out, and why: the judge "
+                                          "voided their run (the package's code breaks its policy under them).")
     candidates: int = 0
     tasks: list[str] = Field(default_factory=list)
     per_operator: dict[str, dict[str, int]] = Field(default_factory=dict)
@@ -191,6 +193,14 @@ def mine_mutations(
         shutil.copytree(base_tree, work, symlinks=True)
         say("running the original suite")
         originals = [run_suite(work, tests, env_dir=env_dir, timeout_s=options.test_timeout_s) for _ in range(options.repeats)]
+        if any(r.invalid for r in originals) and "broke the judge's policy" in str(originals[0].invalid):
+            say("the judge voided the whole suite's run: running each test file alone")
+            files, report.refused_files = judged_files(work, tests, env_dir=env_dir, timeout_s=options.test_timeout_s)
+            if not files:
+                raise MiningError(f"{options.package}: the judge voided the run of every test file, e.g. "
+                                  f"{next(iter(report.refused_files.values()), originals[0].invalid)}")
+            tests = narrowed(tests, files, work)  # the tasks run (and record) only the files it accepts
+            originals = [run_suite(work, tests, env_dir=env_dir, timeout_s=options.test_timeout_s) for _ in range(options.repeats)]
         if any(r.invalid for r in originals):
             raise MiningError(f"{options.package}: the original test suite did not run: {originals[0].invalid}")
         # A mutant that loops forever must not cost the full test timeout: 5x the original's time.

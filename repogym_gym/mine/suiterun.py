@@ -11,19 +11,21 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from repogym_gym.errors import MiningError
-from repogym_gym.graders.testrun import HASH_SEED, run_tests, write_ini
+from repogym_gym.graders.grader_files import suite_test_files
+from repogym_gym.graders.testrun import HASH_SEED, baseline_pytest_settings, run_tests, write_ini
 from repogym_gym.junit import failure_messages
 from repogym_gym.sandbox import LocalSandbox, Sandbox
 from repogym_gym.spec import TestSpec
 from repogym_gym.venvs import venv_environ
 
-__all__ = ["SuiteRun", "exercised_lines", "run_suite", "stable_outcomes"]
+__all__ = ["SuiteRun", "exercised_lines", "judged_files", "narrowed", "run_suite", "stable_outcomes"]
 
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
 
@@ -82,6 +84,34 @@ def run_suite(
         failing = [i for i, s in statuses.items() if s in ("failed", "error")]
         messages = _messages(run.junit_path, failing) if run.junit_path else {}
     return SuiteRun(statuses, messages, None, run.result.duration_s)
+
+
+def narrowed(tests: TestSpec, files: Sequence[str], tree: Path) -> TestSpec:
+    """``tests`` whose command runs only ``files`` (paths relative to ``tree``): its options and their values
+    are kept, the paths it named in ``tree`` are replaced."""
+    words = [w for w in shlex.split(tests.command) if w.startswith("-") or "{junit}" in w or not (tree / w.split("::", 1)[0]).exists()
+             or w in ("python", "python3", "pytest")]
+    return tests.model_copy(update={"command": shlex.join([*words, *files])})
+
+
+def judged_files(tree: Path, tests: TestSpec, *, env_dir: Path | None, timeout_s: float = 600.0,
+                 sandbox: Sandbox | None = None) -> tuple[list[str], dict[str, str]]:
+    """The suite's test files whose run, each alone, the judge accepts, and why it voided each other one.
+
+    A run is void as a whole when one test or the module it imports breaks the judge's policy (boltons'
+    ``typeutils`` reads a caller's frame with ``sys._getframe``, its ``ecoutils`` probes ``tkinter``), and a
+    graded run of a task whose tests import such a module would be void too; the other files' tests
+    make sound tasks. Files in pytest's collection order."""
+    files = sorted(suite_test_files(tree, tests, baseline_pytest_settings(tree).get("python_files", "")))
+    kept: list[str] = []
+    refused: dict[str, str] = {}
+    for rel in files:
+        run = run_suite(tree, narrowed(tests, [rel], tree), env_dir=env_dir, timeout_s=timeout_s, sandbox=sandbox)
+        if run.invalid:
+            refused[rel] = run.invalid
+        else:
+            kept.append(rel)
+    return kept, refused
 
 
 def exercised_lines(

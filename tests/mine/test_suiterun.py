@@ -109,3 +109,25 @@ def test_a_parametrised_test_with_one_moving_id_is_flaky_as_a_whole() -> None:
     stable, flaky = stable_outcomes([first, second])
     assert stable == {"t.py::test_q[a0]": "passed", "t.py::test_r": "passed"}
     assert flaky == {"t.py::test_p[a0]", "t.py::test_p[a1]", "t.py::test_p[a2]", "t.py::test_s"}
+
+
+def test_the_files_the_judge_accepts_are_found_one_by_one(tmp_path: Path) -> None:
+    """boltons: ``typeutils`` reads its caller's frame at import (``sys._getframe``), so the judge voids any run
+    that imports it, the whole suite's included; the other test files still make sound tasks, run without it."""
+    from repogym_gym.mine.suiterun import judged_files, narrowed
+
+    tree = tmp_path / "tree"
+    (tree / "tests").mkdir(parents=True)
+    (tree / "good.py").write_text("def double(x):\n    return 2 * x\n")
+    (tree / "framey.py").write_text("import sys\n\nNAME = sys._getframe(0).f_globals['__name__']\n")
+    (tree / "tests" / "test_good.py").write_text("import good\n\n\ndef test_double():\n    assert good.double(2) == 4\n")
+    (tree / "tests" / "test_framey.py").write_text("import framey\n\n\ndef test_name():\n    assert framey.NAME == 'framey'\n")
+    spec = TestSpec(command="python -m pytest -q -p no:warnings --junitxml={junit} tests")
+    assert run_suite(tree, spec, env_dir=None).invalid is not None
+    kept, refused = judged_files(tree, spec, env_dir=None)
+    assert kept == ["tests/test_good.py"]
+    assert list(refused) == ["tests/test_framey.py"] and "_getframe" in refused["tests/test_framey.py"]
+    only = narrowed(spec, kept, tree)
+    assert only.command == "python -m pytest -q -p no:warnings '--junitxml={junit}' tests/test_good.py"
+    run = run_suite(tree, only, env_dir=None)
+    assert run.invalid is None and run.statuses == {"tests/test_good.py::test_double": "passed"}
