@@ -27,9 +27,8 @@ def make_comparisons(roots, graders=(), wildcards=True):
     made are as made (``intact``); both opaque ``functools.cmp_to_key`` objects. ``comparisons``: ``judge_eq``,
     ``_ne``, ``_lt``, ``_le``, ``_gt``, ``_ge``, ``_in``, ``_not_in``, each ``(left, right) -> result``, decided
     on the builtin values when a side answered for one (a placeholder against builtin data: ``==`` False,
-    ``<`` a ``TypeError``; ``Self`` is the placeholders' class, and a container that is one answers ``in`` itself:
-    cachetools' ``assertIn(key, cache)``). ``roots``: the installation's directories; ``graders``: the grader's files;
-    ``wildcards``: whether those use ``mock.ANY`` (if not, a value equal to anything is the package's)."""
+    ``<`` a ``TypeError``; ``Self``, the placeholders' class: a container that is one answers ``in`` itself). ``roots``:
+    the installation's directories; ``graders``: its files; ``wildcards``: whether those use ``mock.ANY``."""
     _type, _str, _bytes, _tuple, _list, _dict, _set, _frozenset, _slice, _any, _bool, _zip = (
         type, str, bytes, tuple, list, dict, set, frozenset, slice, any, bool, zip)
     # _id: object.__hash__, the address rotated by 4 bits (one-to-one like id(), and no builtins.id audit event)
@@ -517,18 +516,14 @@ def make_comparisons(roots, graders=(), wildcards=True):
 
     plain_key, intact_key = opaque(plain_values), opaque(intact)
 
-    def own_container(forms, container, item, _Self=Self, _type=_type):
-        """What ``in`` is decided on: a container of the package's own that answers for itself answers ``in``
-        itself (its ``__contains__`` is its API: cachetools' ``assertIn(key, cache)``), else the forms. Its
-        frame is gone before either runs."""
-        return (container, item) if _type(forms[0]) is _Self else forms
+    def own_container(forms, container, item, _Self=Self, _type=_type):  # a placeholder container answers `in` itself
+        return (container, item) if _type(forms[0]) is _Self else forms  # (its __contains__ is its API: cachetools)
 
     def handed_out(compare, name, swap=False, negate=False):
         def comparison(left, right, _plain=plain_key, _intact=intact_key, _compare=compare, _swap=swap,  # noqa: PLR0913
                        _negate=negate, _b=_BaseException, _clear=cleared, _Error=_AssertionError, _own=own_container):
             try:  # ``in`` is operator.contains(container, item), a C function: no frame holds the forms
-                result = _compare(*_own(_plain(right) == _plain(left), right, left)) if _swap else \
-                    _compare(*(_plain(left) == _plain(right)))
+                result = _compare(*_own(_plain(right) == _plain(left), right, left) if _swap else _plain(left) == _plain(right))
                 if not _intact(None) == _intact(None):
                     raise _Error("the values compared as builtin values changed while they were compared")
                 return (not result) if _negate else result
@@ -588,10 +583,8 @@ def plain_comparisons(tree, ast):
 
 def _place(new, old):
     """``new`` at ``old``'s whole position (pytest's nodes may lack an end)."""
-    new.lineno = old.lineno
-    new.end_lineno = getattr(old, "end_lineno", None) or old.lineno
-    new.col_offset = getattr(old, "col_offset", 0)
-    new.end_col_offset = getattr(old, "end_col_offset", None) or new.col_offset
+    new.lineno, new.col_offset = old.lineno, getattr(old, "col_offset", 0)
+    new.end_lineno, new.end_col_offset = getattr(old, "end_lineno", None) or old.lineno, getattr(old, "end_col_offset", None) or new.col_offset
 
 
 #: Bound when the runner installs them (``install``); the rewritten grader modules import the comparisons.
@@ -599,10 +592,8 @@ keys = judge_eq = judge_ne = judge_lt = judge_le = judge_gt = judge_ge = judge_i
 
 
 def install(roots, graders=(), wildcards=True):
-    """Bind :data:`keys` and the comparisons (``judge_eq``, ``judge_ne``, ``judge_lt``, ``judge_le``, ``judge_gt``,
-    ``judge_ge``, ``judge_in``, ``judge_not_in``) for ``roots`` (the interpreter's installation) and ``graders``
-    (the grader's files); returns ``keys``, the opaque ``(plain_key, intact_key)`` of :func:`make_comparisons` and
-    the placeholder class."""
+    """Bind :data:`keys` and the comparisons (``judge_eq`` ... ``judge_not_in``) for ``roots`` (the interpreter's
+    installation) and ``graders`` (the grader's files); returns ``keys``: ``(plain_key, intact_key, Self)``."""
     global keys
     keys, comparisons = make_comparisons(roots, graders, wildcards)
     globals().update(comparisons)

@@ -251,11 +251,10 @@ def _patched(original, owners_of):
 
 
 def _wrap_test_import():
-    """Tell the policy when pytest installs its assertion-rewriting import hook (from then on a grader
-    file's plain compilation means the rewriting was switched off: round 32 took the hook out of
-    ``sys.meta_path``), and as soon as pytest's import of a test module returns, before collection looks
-    at its names (``__test__`` probes ran a module ``__getattr__`` of the package that made assertions
-    no-ops): from then on the test module, its classes and every grader module imported are watched."""
+    """Tell the policy when pytest installs its assertion-rewriting import hook (from then on a grader file's plain
+    compilation means the rewriting was switched off: round 32 took the hook out of ``sys.meta_path``), and as soon
+    as pytest's import of a test module returns, before collection looks at its names (``__test__`` probes ran a
+    module ``__getattr__`` of the package that made assertions no-ops): from then on it is watched, and its imports."""
     import _pytest.assertion as assertion
     import _pytest.python as python
 
@@ -321,10 +320,9 @@ def _unittest_methods(keys):
     """{name: wrapper factory} for unittest's assertions that compare two values (``names`` below, and the
     deprecated aliases of Python < 3.12): the assertion runs as written, then, where a side answered for a builtin
     value, once more on the builtin values (``plain_key(first) == plain_key(second)`` of ``keys``, see
-    ``judge_values.make_comparisons``), which must be as they were made when it returns; any error of
-    that second run but the case's ``failureException`` is one too ("not comparable as builtin
-    values"). Each wrapper is baked (:func:`_baked`): what it calls (the original method, the opaque keys,
-    builtins) is part of its code, and an exception it raises carries no frame of the comparison."""
+    ``judge_values.make_comparisons``), which must be as they were made when it returns; any error of that second
+    run but ``failureException`` is one too ("not comparable as builtin values"). Each wrapper is baked (:func:`_baked`):
+    what it calls is part of its code, and an exception it raises carries no frame of the comparison."""
     tb_set, context_set = BaseException.with_traceback, BaseException.__dict__["__context__"].__set__
 
     def method(self, first, second, *args, **kwargs):
@@ -333,8 +331,7 @@ def _unittest_methods(keys):
         original(self, first, second, *args, **kwargs)
         try:
             forms = keys[0](first) == keys[0](second)
-            # a side answered for a builtin value: once more, unless it is the package's own container in
-            # assertIn / assertNotIn (its __contains__ is its API, and it answered above)
+            # a side answered for a builtin value: once more (but assertIn on the package's own container: its API)
             if (forms[0] is not first or forms[1] is not second) and not (membership and type_of(forms[1]) is keys[2]):
                 original(self, *forms, *args, **kwargs)
             intact = keys[1](None) == keys[1](None)
@@ -352,8 +349,8 @@ def _unittest_methods(keys):
 
     def checked(original):
         return _baked(method, original, original=original, keys=keys, short=_short, tb=tb_set, context=context_set,
-                      is_a=isinstance, exception=Exception, base=BaseException,
-                      membership=original.__name__ in ("assertIn", "assertNotIn"), type_of=type)
+                      is_a=isinstance, exception=Exception, base=BaseException, type_of=type,
+                      membership=original.__name__ in ("assertIn", "assertNotIn"))
 
     names = ("assertEqual", "assertListEqual", "assertTupleEqual", "assertDictEqual", "assertSetEqual",
              "assertSequenceEqual", "assertMultiLineEqual", "assertNotEqual", "assertAlmostEqual",
