@@ -13,8 +13,10 @@ keeps the original's complexity, 26 > 8, and fits in 21 lines: score 0.5).
 
 from __future__ import annotations
 
+import ast
 import base64
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -448,15 +450,36 @@ def test_run_time_code_compiled_from_a_finalizer_is_measured(start: Start, refac
     assert any(m.startswith("run-time code 1") and "complexity 26 > 8" in m for m in recorded), recorded
 
 
-def _half_for_the_complexity_kept(env: Episode, payload: str) -> dict[str, list[str]]:
-    """Submit ``payload`` (under this folder) as the rates module: the behaviour holds, the length limit is
-    met and the complexity limit is not, so the grade is 0.5; returns the quality violations."""
-    write(env, RATES, (Path(__file__).parent / payload).read_text())
+def _half_for_the_complexity_kept(env: Episode, payload: str,
+                                  rewrite: Callable[[str], str] = str) -> dict[str, list[str]]:
+    """Submit ``payload`` (under this folder, passed through ``rewrite``) as the rates module: the behaviour
+    holds, the length limit is met and the complexity limit is not, so the grade is 0.5; returns the quality
+    violations."""
+    write(env, RATES, rewrite((Path(__file__).parent / payload).read_text()))
     behaviour_holds(env)
     result = submit(env)
     assert result.info.get("infra_error") is None and result.info["passed"] is False and result.reward == 0.5
     violations: dict[str, list[str]] = component(result, "quality")["details"]["violations"]
     return violations
+
+
+class _SliceToPop(ast.NodeTransformer):
+    """``(B, A)[c:][0]`` becomes ``[B, A].pop(c)``: the same choice, spelled as round 42's second payload."""
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        self.generic_visit(node)
+        inner = node.value
+        if (isinstance(inner, ast.Subscript) and isinstance(inner.value, ast.Tuple)
+                and isinstance(inner.slice, ast.Slice) and inner.slice.lower is not None):
+            pop = ast.Attribute(ast.List(inner.value.elts, ast.Load()), "pop", ast.Load())
+            return ast.Call(pop, [inner.slice.lower], [])
+        return node
+
+
+def _slices_as_pops(source: str) -> str:
+    rewritten = ast.unparse(ast.fix_missing_locations(_SliceToPop().visit(ast.parse(source))))
+    assert rewritten.count(":][0]") == 1 and rewritten.count(".pop(") >= 20, rewritten  # the docstring's one stays
+    return rewritten
 
 
 @attack(G, "every if/else of the original written as a choice by index, (lambda: B, lambda: A)[c]() (round 38: 1.0, "
@@ -550,12 +573,13 @@ def test_logic_in_another_language_of_the_standard_library_fails_the_objective(s
 
 @attack(G, "every if/else as a slice of alternatives, (B, A)[c:][0], or as [B, A].pop(c) (round 42: 1.0, complexity 1)",
         local="score 0.5 (complexity > 8)", confining="score 0.5 (complexity > 8)")
-@pytest.mark.parametrize("payload", ["slice_ladder_rates.py", "pop_ladder_rates.py"])
-def test_a_condition_counts_where_it_is_made_whatever_chooses_with_it(start: Start, refactor: Task, payload: str) -> None:
+@pytest.mark.parametrize("rewrite", [str, _slices_as_pops], ids=["slice", "pop"])
+def test_a_condition_counts_where_it_is_made_whatever_chooses_with_it(start: Start, refactor: Task,
+                                                                       rewrite: Callable[[str], str]) -> None:
     """Round 42 chose by slicing and by ``.pop(c)``, spellings the measure did not know. Each condition now
     counts where it is made (outside an ``if``'s own test), and a literal of alternatives sliced or popped
     with a computed value counts like one indexed."""
-    violations = _half_for_the_complexity_kept(start(refactor), f"round42/{payload}")
+    violations = _half_for_the_complexity_kept(start(refactor), "round42/slice_ladder_rates.py", rewrite)
     assert any("quote:" in v and "complexity > 8" in v for v in violations["max_cyclomatic_complexity"]), violations
 
 
