@@ -33,6 +33,7 @@ from repogym_gym.graders.base import GradingContext, component
 from repogym_gym.metrics import FunctionMetrics, NestedTooDeep, parse_module, python_files, read_source, tree_metrics
 from repogym_gym.results import GradeComponent, Role
 from repogym_gym.safetext import short_text
+from repogym_gym.spec import ConstraintSpec
 
 __all__ = ["QualityGrader", "runtime_code_violations"]
 
@@ -58,6 +59,15 @@ class _Unmeasurable(Exception):
     """A file that must be measured cannot be read or parsed."""
 
 
+def _rules(constraints: ConstraintSpec) -> dict[str, tuple[int, str, str]]:
+    """The set limits, by rule name: (limit, the ``FunctionMetrics`` attribute, its unit)."""
+    rules = {
+        "max_function_length": (constraints.max_function_length, "length", "lines"),
+        "max_cyclomatic_complexity": (constraints.max_cyclomatic_complexity, "complexity", "complexity"),
+    }
+    return {name: (limit, attr, unit) for name, (limit, attr, unit) in rules.items() if limit is not None}
+
+
 class QualityGrader:
     """Measures every function of the files described in the module docstring, in the grading copy."""
 
@@ -71,39 +81,28 @@ class QualityGrader:
         error while reading or measuring them is the submission's 0 with the error named, never an
         infrastructure error a trainer would drop (round 42: a 42-byte zip64 record that ``zipfile`` cannot
         judge crashed the grader, and the episode was masked)."""
+        rules = _rules(ctx.task.spec.constraints)
         try:
-            return self._grade(ctx)
+            return self._grade(ctx, rules)
+        except _Unmeasurable as exc:
+            message = str(exc)
         except Exception as exc:  # noqa: BLE001 - a parser's failure on the submission's bytes
-            rules = [n for n in ("max_function_length", "max_cyclomatic_complexity") if getattr(ctx.task.spec.constraints, n) is not None]
-            return component(self, score=0.0, passed=False,
-                             messages=[f"cannot measure the submission: {type(exc).__name__}: {short_text(str(exc), 200)}"],
-                             details={"violations": {name: ["unmeasurable"] for name in rules}})
+            message = f"cannot measure the submission: {type(exc).__name__}: {short_text(str(exc), 200)}"
+        return component(self, score=0.0, passed=False, messages=[message],
+                         details={"violations": {name: ["unmeasurable"] for name in rules}})
 
-    def _grade(self, ctx: GradingContext) -> GradeComponent:
+    def _grade(self, ctx: GradingContext, rules: dict[str, tuple[int, str, str]]) -> GradeComponent:
+        """The grade; raises ``_Unmeasurable`` (or any parser's error) when the submission cannot be measured."""
         spec = ctx.task.spec.constraints
-        rules = {
-            "max_function_length": (spec.max_function_length, "length", "lines"),
-            "max_cyclomatic_complexity": (spec.max_cyclomatic_complexity, "complexity", "complexity"),
-        }
-        rules = {k: v for k, v in rules.items() if v[0] is not None}
         changed = sorted(c.path for c in ctx.snapshot.changes.carried if c.status != "deleted")
-        try:
-            modules = _modules(ctx.repo, spec.paths, changed)
-        except _Unmeasurable as exc:
-            return component(self, score=0.0, passed=False, messages=[str(exc)],
-                             details={"violations": {name: ["unmeasurable"] for name in rules}})
-        try:
-            held = {f"{rel} (source in a string at {where})": tree for rel in changed if rel in modules
-                    for where, tree in _source_in_strings(modules[rel], rel)}
-        except _Unmeasurable as exc:
-            return component(self, score=0.0, passed=False, messages=[str(exc)],
-                             details={"violations": {name: ["unmeasurable"] for name in rules}})
+        modules = _modules(ctx.repo, spec.paths, changed)
+        held = {f"{rel} (source in a string at {where})": tree for rel in changed if rel in modules
+                for where, tree in _source_in_strings(modules[rel], rel)}
         try:
             metrics: list[FunctionMetrics] = [m for rel, tree in {**modules, **held}.items()
                                               for m in tree_metrics(tree, rel, top_level=True)]
         except ValueError as exc:  # a measurement the metrics model refuses is the submission's 0, not infra_error
-            return component(self, score=0.0, passed=False, messages=[f"unmeasurable: {short_text(str(exc), 200)}"],
-                             details={"violations": {name: ["unmeasurable"] for name in rules}})
+            raise _Unmeasurable(f"unmeasurable: {short_text(str(exc), 200)}") from None
         changed_set = set(changed)
         dynamic = [why for rel in changed if rel not in modules and (why := _importable_binary(ctx.repo, rel))]
         dynamic += [m for rel, tree in modules.items() if rel in changed_set for m in dynamic_code(tree, rel)]
