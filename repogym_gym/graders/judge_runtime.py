@@ -198,20 +198,20 @@ def build(J):  # noqa: C901, N803 - J is the policy's closure state
     # the judged process's /proc is the judge's, and an open there at the end would be judged as any other
     _pread, _fstat = os.pread, os.fstat
     try:
-        maps_fd = os.open("/proc/self/smaps", os.O_RDONLY | os.O_CLOEXEC)
-        maps_id = (os.fstat(maps_fd).st_dev, os.fstat(maps_fd).st_ino)
+        smaps_fd = os.open("/proc/self/smaps", os.O_RDONLY | os.O_CLOEXEC)
+        smaps_id = (os.fstat(smaps_fd).st_dev, os.fstat(smaps_fd).st_ino)
     except OSError:
-        maps_fd = maps_id = None
+        smaps_fd = smaps_id = None
 
-    def read_maps():
+    def read_smaps():
         """The memory map, through the descriptor opened at the start (``OSError``: it is not that file now)."""
-        if maps_fd is None:
+        if smaps_fd is None:
             raise _OSError("no memory map")
-        st = _fstat(maps_fd)
-        if (st.st_dev, st.st_ino) != maps_id:
+        st = _fstat(smaps_fd)
+        if (st.st_dev, st.st_ino) != smaps_id:
             raise _OSError("the memory map's descriptor was replaced")
         chunks, offset = [], 0
-        while chunk := _pread(maps_fd, 1 << 16, offset):
+        while chunk := _pread(smaps_fd, 1 << 16, offset):
             chunks.append(chunk)
             offset += _len(chunk)
         return b"".join(chunks)
@@ -230,7 +230,7 @@ def build(J):  # noqa: C901, N803 - J is the policy's closure state
         private copy of ``libc.so.6``'s mapping, whose line in the map still names libc: a mapping's path
         says where it was opened, its dirty private pages that its bytes are not that file's."""
         try:
-            smaps = read_maps().decode("utf-8", "surrogateescape")
+            smaps = read_smaps().decode("utf-8", "surrogateescape")
         except _OSError:
             return _violate("the judged process's memory map could not be read")
         why = native_verdict(smaps, tree, native_roots)
