@@ -101,17 +101,26 @@ def judged_files(tree: Path, tests: TestSpec, *, env_dir: Path | None, timeout_s
     A run is void as a whole when one test or the module it imports breaks the judge's policy (boltons'
     ``typeutils`` reads a caller's frame with ``sys._getframe``, its ``ecoutils`` probes ``tkinter``), and a
     graded run of a task whose tests import such a module would be void too; the other files' tests
-    make sound tasks. Files in pytest's collection order."""
+    make sound tasks. Files in pytest's collection order.
+
+    Called once the whole suite's run is void, it tries the files in halves: a group whose run the judge
+    accepts is kept whole, a void one is split until each void run names one file. ``n`` files of which
+    ``k`` are refused cost at most ``2n - 2`` runs, and about ``2k log2(n/k)`` when ``k`` is small (one
+    refused file among 300: 18 runs rather than 300 pytest starts)."""
     files = sorted(suite_test_files(tree, tests, baseline_pytest_settings(tree).get("python_files", "")))
     kept: list[str] = []
     refused: dict[str, str] = {}
-    for rel in files:
-        run = run_suite(tree, narrowed(tests, [rel], tree), env_dir=env_dir, timeout_s=timeout_s, sandbox=sandbox)
-        if run.invalid:
-            refused[rel] = run.invalid
+    groups = [files[: len(files) // 2], files[len(files) // 2:]] if len(files) > 1 else [files] if files else []
+    while groups:
+        group = groups.pop(0)
+        run = run_suite(tree, narrowed(tests, group, tree), env_dir=env_dir, timeout_s=timeout_s, sandbox=sandbox)
+        if not run.invalid:
+            kept.extend(group)
+        elif len(group) == 1:
+            refused[group[0]] = run.invalid
         else:
-            kept.append(rel)
-    return kept, refused
+            groups[:0] = [group[: len(group) // 2], group[len(group) // 2:]]
+    return sorted(kept), refused
 
 
 def exercised_lines(

@@ -11,6 +11,8 @@ import os
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from repogym_gym.graders.grader_files import grader_files, suite_test_files
 from repogym_gym.mine.suiterun import run_suite
 from repogym_gym.spec import TestSpec
@@ -131,3 +133,31 @@ def test_the_files_the_judge_accepts_are_found_one_by_one(tmp_path: Path) -> Non
     assert only.command == "python -m pytest -q -p no:warnings '--junitxml={junit}' tests/test_good.py"
     run = run_suite(tree, only, env_dir=None)
     assert run.invalid is None and run.statuses == {"tests/test_good.py::test_double": "passed"}
+
+
+def test_the_accepted_files_are_found_in_halves_not_one_run_each(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A suite of many files with one the judge refuses costs a few runs, not a pytest start per file: eight
+    files, one importing a module that reads its caller's frame, take 6 runs (4 + 4, 2 + 2, 1 + 1)."""
+    from repogym_gym.mine import suiterun
+
+    tree = tmp_path / "tree"
+    (tree / "tests").mkdir(parents=True)
+    (tree / "good.py").write_text("def double(x):\n    return 2 * x\n")
+    (tree / "framey.py").write_text("import sys\n\nNAME = sys._getframe(0).f_globals['__name__']\n")
+    names = [f"test_{i}.py" for i in range(8)]
+    for name in names:
+        imported = "framey" if name == "test_3.py" else "good"
+        (tree / "tests" / name).write_text(f"import {imported}\n\n\ndef test_it():\n    assert {imported}\n")
+    runs: list[str] = []
+    real = suiterun.run_suite
+
+    def counted(tree_: Path, tests: TestSpec, **kwargs: object) -> suiterun.SuiteRun:
+        runs.append(tests.command)
+        return real(tree_, tests, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(suiterun, "run_suite", counted)
+    kept, refused = suiterun.judged_files(tree, TestSpec(command="python -m pytest -q --junitxml={junit} tests"),
+                                          env_dir=None)
+    assert kept == [f"tests/{n}" for n in names if n != "test_3.py"]
+    assert list(refused) == ["tests/test_3.py"] and "_getframe" in refused["tests/test_3.py"]
+    assert len(runs) == 6, runs
