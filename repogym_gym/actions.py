@@ -6,10 +6,14 @@ index used by the Gymnasium ``Discrete`` kind field. Three forms parse to the sa
 - a model or dict: ``{"kind": "read", "path": "pkg/mod.py"}``;
 - a JSON text: the same dict as JSON, or an OpenAI-style tool call
   ``{"name": "read", "arguments": {"path": "pkg/mod.py"}}`` (``arguments`` may be a JSON
-  string; a ``{"function": {...}}`` wrapper and ``<tool_call>...</tool_call>`` tags are accepted);
+  string; Llama's ``parameters`` for ``arguments``, a ``{"function": {...}}`` wrapper and
+  ``<tool_call>...</tool_call>`` tags are accepted; a completion holding several calls is split by
+  :mod:`repogym_gym.calls`);
 - a Gymnasium dict action with an integer ``kind`` (see :mod:`repogym_gym.gym.spaces`).
 
-Parsing never guesses: anything else raises :class:`ActionError` naming the field and value.
+Parsing never guesses: anything else raises :class:`ActionError` naming the field and value. A field
+of another action kind (``content`` on a read) is unused, as with an integer kind; a field that no
+kind has is refused, so a misspelt one names itself.
 Text with a lone surrogate (``"\\udcff"``, e.g. from a JSON ``\\udcff`` escape) is not valid
 Unicode and is refused the same way: it cannot be written to a file, a trajectory or a tokenizer.
 
@@ -141,6 +145,8 @@ ACTION_MODELS: dict[str, type[_Action]] = {
     "read": ReadAction, "write": WriteAction, "edit": EditAction, "run": RunAction,
     "test": TestAction, "list_files": ListFilesAction, "submit": SubmitAction,
 }
+#: Every field of some action kind: a field of another kind than the action's is unused, not an error.
+_ALL_FIELDS = frozenset(name for model in ACTION_MODELS.values() for name in model.model_fields)
 _TOOL_CALL_TAG = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
 
 
@@ -173,6 +179,8 @@ class Observation(BaseModel):
 
 
 def _from_mapping(data: Mapping[str, Any]) -> Any:
+    if "kind" not in data and isinstance(data.get("name"), str) and "parameters" in data and "arguments" not in data:
+        data = {"name": data["name"], "arguments": data["parameters"]}  # Llama 3.1's spelling of a tool call
     if "kind" not in data and isinstance(data.get("name"), str) and "arguments" in data:
         args = data["arguments"]
         if isinstance(args, str):
@@ -198,6 +206,10 @@ def _from_mapping(data: Mapping[str, Any]) -> Any:
         data = {"kind": ACTION_KINDS[index], **fields}
     if not isinstance(data.get("kind"), str) or data["kind"] not in ACTION_MODELS:
         raise ActionError(f"unknown action kind {data.get('kind')!r}; valid kinds are {list(ACTION_KINDS)}")
+    own = ACTION_MODELS[data["kind"]].model_fields
+    # a field of another kind is unused, as with an integer kind (OpenEnv's pydantic actions send every field);
+    # a field no kind has is refused below, so a misspelt one names itself
+    data = {k: v for k, v in data.items() if k in own or k not in _ALL_FIELDS}
     try:
         return _ADAPTER.validate_python(dict(data))
     except ValidationError as exc:

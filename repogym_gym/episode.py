@@ -40,8 +40,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from repogym_gym.actions import ActionError, Observation, action_to_dict, parse_action
+from repogym_gym.actions import ActionError, Observation, action_to_dict
 from repogym_gym.baseline import BaselineStore
+from repogym_gym.calls import ToolCall, parse_calls
 from repogym_gym.commands import DEFAULT_ALLOWLIST, CommandRefusedError, check_command
 from repogym_gym.errors import EpisodeError, PathEscapeError, SandboxError, SetupError, SourceError, WorkspaceError
 from repogym_gym.graders.composite import CompositeGrader
@@ -197,10 +198,20 @@ class Episode:
         return obs, info
 
     def step(self, action: Any) -> StepResult:
-        """Carry out one action; grade on Submit or when the step budget runs out.
+        """Carry out an action, or every tool call of a completion; grade on Submit or when the step
+        budget runs out.
+
+        A completion holding several calls (:func:`~repogym_gym.calls.parse_calls`: ``<tool_call>``
+        blocks, fenced JSON, a JSON list, a list of OpenAI tool calls) runs them in order, each one
+        step of the budget (the budget bounds work, not turns); the episode ends at a submit or the
+        last step, and the calls after that are not run. ``info["tool_results"]`` holds one
+        ``{"tool_call_id", "name", "content", "error"}`` per call, in order (``name`` None for a call
+        that did not parse); the observation's text joins them (for one call: its text alone), and
+        the reward is the sum of the calls' rewards.
 
         Args:
-            action: An Action model, a dict, a Gymnasium dict action, or JSON/tool-call text.
+            action: An Action model, a dict, a Gymnasium dict action, JSON/tool-call text, a whole
+                completion, or a list of tool calls.
 
         Raises:
             EpisodeError: before ``reset()`` or after the episode ended.
@@ -208,15 +219,26 @@ class Episode:
         if self._state != "running":
             raise EpisodeError({"new": "step() called before reset()", "closed": "step() on a closed environment",
                                 "done": "step() called after the episode ended; call reset() to start a new one"}[self._state])
+        calls = parse_calls(action)
+        done: list[StepResult] = []
+        for call in calls:
+            done.append(self._step_call(call, action if len(calls) == 1 else call.raw))
+            if done[-1].terminated or done[-1].truncated:
+                break
+        return self._joined(calls, done)
+
+    def _step_call(self, call: ToolCall, raw: Any) -> StepResult:
+        """One call of a step: one step of the budget."""
         self._step += 1
         info: dict[str, Any] = {"task_id": self.task.id, "episode_id": self._trajectory.episode_id if self._trajectory else ""}
         if self._infra_error is not None:
             obs = Observation(text=f"Episode ended: {self._infra_error}", step=self._step, steps_left=0, error=self._infra_error)
             info["action_error"] = self._infra_error
-            return self._finish(obs, None, action, info, terminated=True)
-        parsed = None
+            return self._finish(obs, None, raw, info, terminated=True)
+        parsed = call.action
         try:
-            parsed = parse_action(action)
+            if call.error is not None:
+                raise ActionError(call.error)
             obs = self._dispatch(parsed)
         except ActionError as exc:
             info["parse_error"] = str(exc)
@@ -225,7 +247,7 @@ class Episode:
             self._infra_error = f"{type(exc).__name__}: {exc}"
             obs = self._observe(f"Episode ended by an infrastructure failure: {self._infra_error}", error=self._infra_error)
             info["action_error"] = self._infra_error
-            return self._finish(obs, parsed, action, info, terminated=True)
+            return self._finish(obs, parsed, raw, info, terminated=True)
         except Exception as exc:  # noqa: BLE001 - a bad action is data, whatever broke on it
             _log.debug("action %r failed", getattr(parsed, "kind", None), exc_info=True)
             message = self._scrub(f"the action failed: {type(exc).__name__}: {exc}")
@@ -233,12 +255,39 @@ class Episode:
         info["action_error"] = obs.error  # None when the action worked: no need to read the text's prefix
         reward = self._shape(obs) if parsed is not None and parsed.kind == "test" else 0.0
         if parsed is not None and parsed.kind == "submit":
-            return self._finish(obs, parsed, action, info, terminated=True, reward=reward)
+            return self._finish(obs, parsed, raw, info, terminated=True, reward=reward)
         if self._step >= self.max_steps:
-            return self._finish(obs, parsed, action, info, truncated=True, reward=reward)
-        self._record(parsed, action, obs, reward)
+            return self._finish(obs, parsed, raw, info, truncated=True, reward=reward)
+        self._record(parsed, raw, obs, reward)
         self.last_observation = obs
         return StepResult(obs, reward, False, False, safe_json(info))
+
+    def _joined(self, calls: list[ToolCall], done: list[StepResult]) -> StepResult:
+        """The step's result from its calls' results (``done``: those that ran, in order)."""
+        results = []
+        for k, call in enumerate(calls):
+            if k < len(done):
+                obs = done[k].observation
+                results.append({"tool_call_id": call.call_id, "name": call.name, "content": obs.text, "error": obs.error})
+            else:
+                results.append({"tool_call_id": call.call_id, "name": call.name, "error": "not run: the episode ended",
+                                "content": f"Not run: the episode ended at call {len(done)} of {len(calls)}."})
+        last = done[-1]
+        if len(calls) == 1:
+            return StepResult(last.observation, last.reward, last.terminated, last.truncated, last.info | {"tool_results": results})
+        errors = [f"{r['tool_call_id']}: {r['error']}" for r in results if r["error"] is not None]
+        text = "\n\n".join(f"[call {k + 1} of {len(calls)}: {r['name'] or 'invalid'} ({r['tool_call_id']})]\n{r['content']}"
+                            for k, r in enumerate(results))
+        obs = Observation(text=_clip(text), step=last.observation.step, steps_left=last.observation.steps_left,
+                          exit_code=last.observation.exit_code, error="; ".join(errors)[:10_000] if errors else None)
+        info = last.info | {"action_error": obs.error, "tool_results": results}
+        parse_errors = [f"{r['tool_call_id']}: {d.info['parse_error']}" for r, d in zip(results, done, strict=False)
+                        if "parse_error" in d.info]
+        info.pop("parse_error", None)
+        if parse_errors:
+            info["parse_error"] = "; ".join(parse_errors)[:10_000]
+        self.last_observation = obs
+        return StepResult(obs, sum(d.reward for d in done), last.terminated, last.truncated, safe_json(info))
 
     def truncate(self, reason: str) -> StepResult:
         """End the running episode from outside (a driver's time limit, a crashed agent).

@@ -298,3 +298,16 @@ def test_observation_text_is_always_valid_utf8() -> None:
     obs = Observation(text="ls: bad\udcff.py", step=1, steps_left=0, error="\ud800")
     assert obs.text == "ls: bad\ufffd.py" and obs.error == "\ufffd"
     obs.model_dump_json()
+
+
+def test_a_field_of_another_kind_is_unused_and_a_field_of_no_kind_is_refused() -> None:
+    """Issue 14: OpenEnv's pydantic actions send every field; with a string kind they were refused.
+    A field that no action kind has still names itself (a misspelling is not silently dropped)."""
+    every_field = {"kind": "read", "path": "pkg/mod.py", "content": "", "old": "", "new": "", "command": ""}
+    assert parse_action(every_field) == READ
+    with pytest.raises(ActionError, match="pathh: unknown field"):
+        parse_action({"kind": "read", "path": "pkg/mod.py", "pathh": "x"})
+
+
+def test_a_llama_style_tool_call_parses() -> None:
+    assert parse_action('{"name": "read", "parameters": {"path": "pkg/mod.py"}}') == READ

@@ -7,6 +7,7 @@ score on the last step only (plus at most 0.1 of opt-in shaping).
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 import time
@@ -557,7 +558,7 @@ BAD_ACTIONS: list[Any] = [
     {"kind": "run", "command": ""},
     {"kind": 99},
     {},
-    ["read", "a.py"],
+    [["read", "a.py"]],  # one call that is a list (a list of calls is several: test_calls.py)
     42,
     b'{"kind": "submit"}',
     "please read the file",
@@ -962,3 +963,35 @@ def test_an_invalid_visible_run_names_repository_paths_never_the_host_s(started:
     text = result.observation.text
     assert text.startswith("The test run is invalid and would score 0: the code under test broke the judge's policy"), text
     assert "tests/test_calc.py" in text and "repogym-test-" not in text and tempfile.gettempdir() + "/" not in text, text
+
+
+def _call(action: dict[str, Any]) -> str:
+    return "<tool_call>" + json.dumps({"name": action["kind"], "arguments": {k: v for k, v in action.items() if k != "kind"}}) + "</tool_call>"
+
+
+def test_every_call_of_a_completion_runs_in_order_one_step_each(started: Episode) -> None:
+    """Issue 14: of two ``<tool_call>`` blocks only the first ran, and the second, a submit, was lost."""
+    result = started.step("Fixing it.\n" + _call(FIX) + "\n" + _call(SUBMIT) + _call(TEST))
+    assert result.terminated and result.reward == 1.0 and result.observation.step == 2
+    results = result.info["tool_results"]
+    assert [(r["tool_call_id"], r["name"], r["error"]) for r in results] == [
+        ("call_0", "write", None), ("call_1", "submit", None), ("call_2", "test", "not run: the episode ended")]
+    assert result.observation.text.startswith("[call 1 of 3: write (call_0)]\nWrote ")
+    assert result.info["action_error"] == "call_2: not run: the episode ended"
+
+
+def test_a_bad_call_is_its_own_error_and_the_budget_counts_every_call(tiny_task: Task) -> None:
+    env = Episode(tiny_task, max_steps=3)
+    try:
+        env.reset()
+        first = env.step([READ_CALL := {"id": "c1", "type": "function", "function": {"name": "read", "arguments": '{"path": "calc/__init__.py"}'}},
+                          {"id": "c2", "type": "function", "function": {"name": "nope", "arguments": "{}"}}])
+        assert not (first.terminated or first.truncated) and first.observation.steps_left == 1
+        assert [r["error"] is None for r in first.info["tool_results"]] == [True, False]
+        assert first.info["parse_error"].startswith("c2: unknown action kind 'nope'")
+        last = env.step([READ_CALL, READ_CALL])  # the budget ends at the first: graded, the second not run
+        assert last.truncated and "score" in last.info and last.observation.step == 3
+        assert [r["error"] for r in last.info["tool_results"]] == [None, "not run: the episode ended"]
+        assert [s.action["kind"] if s.action else None for s in env._trajectory.steps] == ["read", None, "read"]
+    finally:
+        env.close()
