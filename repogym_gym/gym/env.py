@@ -92,6 +92,7 @@ class RepoGymEnv(gym.Env[dict[str, Any], Any]):
         self._sandbox = self._sandbox_for(self._fixed)  # an unknown or unavailable sandbox fails here
         self._store = BaselineStore(Path(cache_dir)) if cache_dir else None
         self._episode: Episode | None = None
+        self._time_limit: int | None = None
 
     @property
     def sandbox_name(self) -> str:
@@ -127,8 +128,23 @@ class RepoGymEnv(gym.Env[dict[str, Any], Any]):
             self._sandbox = self._sandbox_for(task)
             self._episode = Episode(task, sandbox=self._sandbox, store=self._store,
                                     env_spec_json=self._spec_json(), **self._options)  # type: ignore[arg-type]
+        self._episode.max_steps = self._budget(task)
         obs, info = self._episode.reset()
         return self._to_space(obs), info
+
+    def _budget(self, task: Task) -> int:
+        """The episode's step budget: ``max_steps`` (else the task's), lowered to ``max_episode_steps``
+        when ``gym.make``'s ``TimeLimit`` enforces a smaller one, so the episode grades on the step where
+        ``TimeLimit`` truncates (it truncates from outside and would end the episode ungraded)."""
+        budget = int(self._options["max_steps"] or task.spec.limits.max_steps)
+        limit = self._time_limit
+        return min(budget, limit) if limit is not None and limit > 0 else budget
+
+    def limit_steps(self, max_episode_steps: int | None) -> None:
+        """Grade on step ``max_episode_steps`` when it is below the budget, from the next reset on
+        (called by :class:`~repogym_gym.gym.budget.GradeOnTimeLimit`, which ``gym.make`` applies
+        above its ``TimeLimit``); None: the budget alone."""
+        self._time_limit = max_episode_steps
 
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         if self._episode is None:

@@ -11,7 +11,11 @@ Every id is registered ``nondeterministic=True``: resets are deterministic for a
 step's info carries timings (grade durations) and test output carries run times.
 
 Each task id is registered with ``max_episode_steps`` equal to its ``limits.max_steps``; the
-env itself grades on that step, so ``TimeLimit`` and the env agree on the last step.
+env itself grades on that step, so ``TimeLimit`` and the env agree on the last step, and every id
+carries :class:`~repogym_gym.gym.budget.GradeOnTimeLimit`, so a smaller
+``gym.make(id, max_episode_steps=N)`` grades on step N too. No id has a vector entry point:
+``gym.make_vec(id, n)`` with no mode is Gymnasium's sync vector env, and a GRPO group is asked for
+by name (:func:`~repogym_gym.gym.vector.make_group`).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import gymnasium as gym
 import yaml
 
 from repogym_gym.errors import TaskSpecError
+from repogym_gym.gym.budget import GRADE_ON_TIME_LIMIT
 from repogym_gym.paths import bundled_suites_dir
 from repogym_gym.spec import LimitsSpec, check_task_id
 from repogym_gym.task import discover_tasks, resolve_suite
@@ -31,7 +36,6 @@ from repogym_gym.yamlfile import load_yaml_file
 __all__ = [
     "ENTRY_POINT",
     "NAMESPACE",
-    "VECTOR_ENTRY_POINT",
     "gym_id",
     "make_task_env",
     "register_bundled",
@@ -42,7 +46,6 @@ __all__ = [
 
 NAMESPACE = "RepoGym"
 ENTRY_POINT = "repogym_gym.gym.env:RepoGymEnv"
-VECTOR_ENTRY_POINT = "repogym_gym.gym.vector:GroupVectorEnv"
 _DEFAULT_MAX_STEPS = LimitsSpec().max_steps
 
 
@@ -83,8 +86,9 @@ def register_suite(path: str | os.PathLike[str]) -> list[str]:
         if existing is not None and existing.kwargs != kwargs:
             raise TaskSpecError(f"{task_dir}: {env_id} is already registered for {existing.kwargs.get('task')}")
         if existing is None:
-            gym.register(env_id, entry_point=ENTRY_POINT, vector_entry_point=VECTOR_ENTRY_POINT,
-                         kwargs=kwargs, max_episode_steps=max_steps, nondeterministic=True)
+            gym.register(env_id, entry_point=ENTRY_POINT,
+                         kwargs=kwargs, max_episode_steps=max_steps, nondeterministic=True,
+                         additional_wrappers=(GRADE_ON_TIME_LIMIT,))
         ids.append(env_id)
     return ids
 
@@ -92,10 +96,10 @@ def register_suite(path: str | os.PathLike[str]) -> list[str]:
 def register_bundled() -> list[str]:
     """Register the generic ids and every bundled suite's tasks (idempotent)."""
     if f"{NAMESPACE}/Task-v0" not in gym.registry:
-        gym.register(f"{NAMESPACE}/Task-v0", entry_point=ENTRY_POINT, vector_entry_point=VECTOR_ENTRY_POINT,
-                     nondeterministic=True)
-        gym.register(f"{NAMESPACE}/Suite-v0", entry_point=ENTRY_POINT, vector_entry_point=VECTOR_ENTRY_POINT,
-                     kwargs={"suite": "starter"}, nondeterministic=True)
+        gym.register(f"{NAMESPACE}/Task-v0", entry_point=ENTRY_POINT,
+                     nondeterministic=True, additional_wrappers=(GRADE_ON_TIME_LIMIT,))
+        gym.register(f"{NAMESPACE}/Suite-v0", entry_point=ENTRY_POINT,
+                     kwargs={"suite": "starter"}, nondeterministic=True, additional_wrappers=(GRADE_ON_TIME_LIMIT,))
     ids = []
     if bundled_suites_dir().is_dir():
         for suite in sorted(p for p in bundled_suites_dir().iterdir() if p.is_dir()):

@@ -13,8 +13,8 @@
   over members without an infrastructure error (population std, ddof=0, as in GRPO); members
   with ``infra_error`` get advantage 0 and ``info["infra_mask"]`` True so trainers can drop them.
 
-``gym.make_vec(id, n, vectorization_mode="vector_entry_point")`` builds a GroupVectorEnv; so does
-``make_vec`` with no mode, because every repogym id registers it as its vector entry point.
+A group is asked for by name, ``make_group(id, n)``: ``gym.make_vec(id, n)`` with no mode is
+Gymnasium's sync vector env (autoreset, independent seeds), as it is for any other id.
 """
 
 from __future__ import annotations
@@ -141,7 +141,7 @@ class GroupVectorEnv(VectorEnv):
 
     Args:
         num_envs: Group size.
-        max_episode_steps: Step budget (passed by ``make_vec`` from the registration).
+        max_episode_steps: Step budget (:func:`make_group` passes the registration's), lowering ``max_steps``.
         eps: Added to the group's standard deviation.
         max_workers: Threads stepping members (default: one per member).
         **env_kwargs: For :class:`~repogym_gym.gym.env.RepoGymEnv` (``task`` or ``suite``, ...).
@@ -152,7 +152,7 @@ class GroupVectorEnv(VectorEnv):
         if num_envs < 1:
             raise ValueError(f"num_envs must be at least 1, got {num_envs}")
         if max_episode_steps is not None:
-            env_kwargs.setdefault("max_steps", max_episode_steps)
+            env_kwargs["max_steps"] = min(env_kwargs.get("max_steps") or max_episode_steps, max_episode_steps)
         self.envs = [RepoGymEnv(**env_kwargs) for _ in range(num_envs)]
         self.num_envs = num_envs
         self.eps = eps
@@ -258,9 +258,15 @@ def make_thread_vec(env_id: str, num_envs: int, *, max_workers: int | None = Non
 def make_group(env_id: str, group_size: int, **kwargs: Any) -> GroupVectorEnv:
     """A GRPO group of ``group_size`` members of ``env_id`` (same task, same seed).
 
+    ``kwargs`` go to each member's :class:`~repogym_gym.gym.env.RepoGymEnv` over the registration's;
+    ``max_episode_steps`` (default: the registration's) bounds each member's step budget.
+
+    Raises:
+        gymnasium.error.NameNotFound: for an id that is not registered.
+
     Example:
         >>> group = make_group("RepoGym/parse-duration-v0", 4)           # doctest: +SKIP
     """
-    env = gym.make_vec(env_id, num_envs=group_size, vectorization_mode="vector_entry_point", **kwargs)
-    assert isinstance(env, GroupVectorEnv)
-    return env
+    spec = gym.spec(env_id)
+    max_episode_steps = kwargs.pop("max_episode_steps", spec.max_episode_steps)
+    return GroupVectorEnv(group_size, max_episode_steps=max_episode_steps, **{**spec.kwargs, **kwargs})

@@ -86,6 +86,21 @@ def test_registered_time_limit_and_env_budget_agree_on_the_last_step(tiny_gym_id
     assert truncated is True and "grade" in info and reward == 0.0
 
 
+def test_a_smaller_max_episode_steps_grades_on_the_step_it_truncates(tiny_gym_id: str) -> None:
+    """Issue 14: ``gym.make(id, max_episode_steps=N)`` below the task's budget truncated from outside without
+    grading, so a fixed bug scored 0 with no grade in ``info``."""
+    env = gym.make(tiny_gym_id, max_episode_steps=2)
+    try:
+        for _ in range(2):  # the limit holds for every episode, not only the first
+            env.reset(seed=0)
+            fix = {"kind": "write", "path": "calc/__init__.py", "content": FIXED_SOURCE}
+            assert env.step(fix)[2:4] == (False, False)
+            _, reward, terminated, truncated, info = env.step(gym_action("list_files"))
+            assert (terminated, truncated, reward, info["passed"]) == (False, True, 1.0, True)
+    finally:
+        env.close()
+
+
 def test_200_random_actions_never_raise(tiny_gym_id: str) -> None:
     env = gym.make(tiny_gym_id)
     env.action_space.seed(123)

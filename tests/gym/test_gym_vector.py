@@ -106,8 +106,21 @@ def test_grpo_group_shares_task_and_seed_freezes_finished_members_and_reports_ad
         group.close()
 
 
-def test_group_is_the_vector_entry_point_and_refuses_different_seeds(tiny_gym_id: str) -> None:
-    group = gym.make_vec(tiny_gym_id, 3, vectorization_mode="vector_entry_point")
+def test_make_vec_with_no_mode_is_the_sync_vector_env_not_a_group(tiny_gym_id: str) -> None:
+    """Issue 14: ``make_vec`` with no mode gave the GRPO group (one seed, no autoreset); it is now what it is
+    for any Gymnasium id, and a group is asked for by name."""
+    envs = gym.make_vec(tiny_gym_id, 2)
+    try:
+        assert isinstance(envs, gym.vector.SyncVectorEnv)
+        assert envs.metadata["autoreset_mode"] == gym.vector.AutoresetMode.NEXT_STEP
+    finally:
+        envs.close()
+    with pytest.raises(gym.error.Error, match="vector_entry_point"):
+        gym.make_vec(tiny_gym_id, 2, vectorization_mode="vector_entry_point")
+
+
+def test_group_is_made_by_name_and_refuses_different_seeds(tiny_gym_id: str) -> None:
+    group = make_group(tiny_gym_id, 3)
     try:
         assert isinstance(group, GroupVectorEnv)
         assert [env.task.id for env in group.envs] == ["tiny-calc"] * 3
