@@ -5,8 +5,11 @@
   (tests, commands), so threads overlap them without pickling anything.
 - :class:`GroupVectorEnv`: a GRPO group. N members of the same task and seed (one cached
   baseline; each member's workspace is a cheap copy of it), no autoreset, members that finished
-  are frozen (their last observation, reward 0, their final flags) until all are done, and the
-  step on which the last member finishes carries group-relative advantages in ``info``::
+  are frozen (their last observation, reward 0) until all are done. A member's ``terminated`` or
+  ``truncated`` is True on the step it finishes only, so a vector wrapper counts each episode once
+  (``RecordEpisodeStatistics`` counted 5 episodes for 2 when the flags stayed up), and
+  ``info["active"]`` says which members still run after the step. The step on which the last member
+  finishes carries group-relative advantages in ``info``::
 
       advantage_i = (R_i - mean(R)) / (std(R) + eps)        R_i = episode return of member i
 
@@ -178,7 +181,14 @@ class GroupVectorEnv(VectorEnv):
         Args:
             seed: One int for the group (a list must hold one value repeated); None draws one.
             options: Passed to every member's reset.
+
+        Raises:
+            ValueError: for seeds that differ, or a ``reset_mask`` option (members reset together).
         """
+        if options and "reset_mask" in options:
+            raise ValueError("a group resets all its members together (one task, one seed): reset_mask is not "
+                             "supported; call reset() for a new group episode, or use make_thread_vec for members "
+                             "that reset on their own")
         if isinstance(seed, list):
             if len(set(seed)) != 1 or len(seed) != self.num_envs:
                 raise ValueError(f"a group shares one seed; got {seed}")
@@ -199,7 +209,7 @@ class GroupVectorEnv(VectorEnv):
 
     def _member_step(self, i: int, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         if self._done[i]:
-            return self._obs[i], 0.0, bool(self._terminated[i]), bool(self._truncated[i]), {"frozen": True}
+            return self._obs[i], 0.0, False, False, {"frozen": True}
         try:
             return self.envs[i].step(action)
         except Exception as exc:  # noqa: BLE001 - one member's failure must not stop the group
@@ -210,6 +220,8 @@ class GroupVectorEnv(VectorEnv):
         per_env = _per_member(self.action_space, actions, self.num_envs)
         results = list(self._pool.map(self._member_step, range(self.num_envs), per_env))
         rewards = np.zeros(self.num_envs, dtype=np.float64)
+        terminated = np.zeros(self.num_envs, dtype=np.bool_)
+        truncated = np.zeros(self.num_envs, dtype=np.bool_)
         infos: dict[str, Any] = {}
         for i, (obs, reward, term, trunc, info) in enumerate(results):
             was_done = self._done[i]
@@ -217,10 +229,11 @@ class GroupVectorEnv(VectorEnv):
             rewards[i] = reward
             if not was_done:
                 self._returns[i] += reward
+                terminated[i], truncated[i] = term, trunc
                 self._terminated[i], self._truncated[i] = term, trunc
                 self._done[i] = term or trunc
                 self._infra[i] |= bool(info.get("infra_error"))
-            infos = self._add_info(infos, info, i)
+            infos = self._add_info(infos, {**info, "active": not self._done[i]}, i)
         if self._done.all() and not self._reported:
             self._reported = True
             mask = ~self._infra
@@ -228,7 +241,7 @@ class GroupVectorEnv(VectorEnv):
                      "episode_return": self._returns.copy(), "infra_mask": self._infra.copy()}
             for i in range(self.num_envs):
                 infos = self._add_info(infos, {k: v[i] for k, v in extra.items()}, i)
-        return self._batch(), rewards, self._terminated.copy(), self._truncated.copy(), infos
+        return self._batch(), rewards, terminated, truncated, infos
 
     @property
     def all_done(self) -> bool:

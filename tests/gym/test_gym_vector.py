@@ -93,7 +93,8 @@ def test_grpo_group_shares_task_and_seed_freezes_finished_members_and_reports_ad
             actions = [SUBMIT] + [s[k] if k < len(s) else SUBMIT for s in steps]
             obs, rewards, term, trunc, infos = group.step(batch_actions(actions))
             total += rewards
-            assert obs["text"][0] == frozen_text and rewards[0] == 0.0 and term[0]  # frozen
+            # frozen: its flags were up on its finishing step only, and it is no longer active
+            assert obs["text"][0] == frozen_text and rewards[0] == 0.0 and not term[0] and not infos["active"][0]
             if group.all_done:
                 break
         assert group.all_done
@@ -138,6 +139,23 @@ def test_group_advantages_formula_and_infra_mask() -> None:
     np.testing.assert_allclose(group_advantages([0.3, 0.3]), [0.0, 0.0])
     adv = group_advantages([1.0, 0.0, 0.0], mask=[True, True, False])
     np.testing.assert_allclose(adv, [1.0, -1.0, 0.0], atol=1e-5)
+
+
+def test_a_group_counts_each_episode_once_and_refuses_a_reset_mask(tiny_gym_id: str) -> None:
+    """Issue 14: finished members reported ``terminated=True`` forever (RecordEpisodeStatistics counted 3
+    episodes for 2), and ``reset_mask`` was ignored."""
+    group = gym.wrappers.vector.RecordEpisodeStatistics(make_group(tiny_gym_id, 2))
+    try:
+        group.reset(seed=1)
+        _, _, term, trunc, infos = group.step(['{"kind": "submit"}', '{"kind": "list_files"}'])
+        assert term.tolist() == [True, False] and infos["active"].tolist() == [False, True]
+        _, _, term, trunc, infos = group.step(['{"kind": "list_files"}', '{"kind": "submit"}'])
+        assert term.tolist() == [False, True] and infos["active"].tolist() == [False, False]
+        assert group.episode_count == 2 and group.unwrapped.all_done
+        with pytest.raises(ValueError, match="reset_mask is not supported"):
+            group.reset(seed=1, options={"reset_mask": np.array([True, False])})
+    finally:
+        group.close()
 
 
 def test_group_member_with_an_infra_error_is_masked(make_task) -> None:
