@@ -31,6 +31,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from repogym_gym.errors import SandboxError
+from repogym_gym.tree import walk_tree
 
 __all__ = ["DEFAULT_FIRST_UID", "DEFAULT_LOCK_DIR", "SlotPool", "check_handable", "hand_over"]
 
@@ -168,7 +169,7 @@ def hand_over(trees: Iterable[Path], uid: int, *, reclaim: Iterable[int] = ()) -
     me, others = os.geteuid(), {*reclaim} - {uid}
     changed = 0
 
-    def give(path: str, st: os.stat_result) -> None:
+    def give(name: str, st: os.stat_result, dir_fd: int | None = None) -> None:
         nonlocal changed
         if st.st_uid == uid and st.st_gid == uid:
             return
@@ -176,18 +177,19 @@ def hand_over(trees: Iterable[Path], uid: int, *, reclaim: Iterable[int] = ()) -
             return
         if st.st_uid == me and stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
             return
-        os.chown(path, uid, uid, follow_symlinks=False)
+        try:
+            os.chown(name, uid, uid, dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return  # removed since it was listed
         changed += 1
 
     for tree in trees:
         root = os.fspath(tree)
         give(root, os.lstat(root))
-        for dirpath, dirnames, filenames in os.walk(root):
-            for name in (*dirnames, *filenames):
-                path = os.path.join(dirpath, name)
-                try:
-                    give(path, os.lstat(path))
-                except FileNotFoundError:
-                    continue
+        # through directory descriptors: a tree nested past PATH_MAX raised ENAMETOOLONG here before every
+        # command, so the agent could no longer run the command that removes it (red-team round 43)
+        for item in walk_tree(root, skip=frozenset(), paths=False):
+            if item.st is not None and item.name:
+                give(item.name, item.st, item.dir_fd)
     return changed
 

@@ -98,6 +98,23 @@ def test_a_directory_nested_past_path_max_scores_0(start: Start, tiny_task: Task
         assert_utf8_everywhere(step)
 
 
+@attack(G, "directory nested past PATH_MAX, then more commands (round 43: the sandbox's hand-over walk failed "
+        "before every command)", local="runs as usual", confining="runs as usual")
+def test_commands_still_run_after_a_tree_past_path_max(start: Start, tiny_task: Task) -> None:
+    """Round 43: before each command the confining sandboxes hand the workspace to the sandbox's uid with a
+    path-based walk, which raised ``ENAMETOOLONG`` below the deep tree: every later Run failed, the one that
+    removes the tree included. The walk goes through directory descriptors now."""
+    env = start(tiny_task)
+    fixed(env)
+    assert script(env, PAST_PATH_MAX).observation.exit_code == 0
+    again = run(env, "ls -d dddd* && echo still-runs")
+    assert again.observation.error is None and "still-runs" in again.observation.text, again.observation.text
+    removed = run(env, "rm -rf " + "d" * 250 + " attack.py")
+    assert removed.observation.exit_code == 0, removed.observation.text
+    result = submit(env)
+    assert result.info.get("infra_error") is None and result.reward == 1.0, result.info.get("grade")
+
+
 @attack(G, "pyproject.toml of 5,000 nested arrays (Test, Submit)", local="score 0", confining="score 0")
 def test_a_pyproject_too_deep_to_parse_scores_0(start: Start, tiny_task: Task) -> None:
     """tomllib recurses: 5,000 nested arrays raised RecursionError out of Test and Submit. Settings
