@@ -55,7 +55,7 @@ from repogym_gym.trajectory import Trajectory, TrajectoryStep
 from repogym_gym.venvs import venv_environ
 from repogym_gym.workspace import Workspace
 
-__all__ = ["MAX_OBSERVATION_CHARS", "Episode", "EpisodeError", "RepoEnv", "StepResult"]
+__all__ = ["MAX_OBSERVATION_CHARS", "MAX_STEPS", "Episode", "EpisodeError", "RepoEnv", "StepResult", "check_max_steps"]
 
 _log = logging.getLogger(__name__)
 
@@ -63,6 +63,8 @@ _log = logging.getLogger(__name__)
 MAX_OBSERVATION_CHARS = 50_000
 #: Largest file the Edit action rewrites, bytes (it is read whole into memory).
 MAX_EDIT_BYTES = 8 * 1024 * 1024
+#: Largest step budget: the gym observation space bounds ``step`` and ``steps_left`` by it.
+MAX_STEPS = 1_000_000
 #: Total reward shaping can add in one episode.
 SHAPING_BUDGET = 0.1
 _TREE_LIMIT = 300
@@ -101,6 +103,13 @@ def _bounded_repr(value: Any) -> str:
         return _REPR.repr(value)
     except Exception as exc:  # noqa: BLE001 - a policy's action object's own __repr__ may raise anything
         return f"<{type(value).__name__} whose repr failed: {type(exc).__name__}>"
+
+
+def check_max_steps(max_steps: int) -> None:
+    """Raise ValueError unless ``max_steps`` is 1 to :data:`MAX_STEPS`."""
+    if not 1 <= max_steps <= MAX_STEPS:
+        raise ValueError(f"max_steps must be 1 to {MAX_STEPS:,} (the gym observation space's bound on step and "
+                         f"steps_left), got {max_steps}")
 
 
 class _Refusal(Exception):
@@ -144,8 +153,8 @@ class Episode:
         self.store = store
         # what commands and grading run in: the task's secrets hidden where the sandbox can hide them
         self._sandbox = confined(self.sandbox, task, store.cache_dir if store is not None else None)
-        if max_steps is not None and max_steps < 1:
-            raise ValueError(f"max_steps must be at least 1, got {max_steps}")
+        if max_steps is not None:
+            check_max_steps(max_steps)
         self.max_steps = max_steps if max_steps is not None else task.spec.limits.max_steps
         self.reward_shaping = reward_shaping
         self.allowlist = frozenset(allowlist)

@@ -25,13 +25,18 @@ import numpy as np
 
 from repogym_gym.actions import Observation
 from repogym_gym.baseline import BaselineStore
-from repogym_gym.episode import Episode, EpisodeError
+from repogym_gym.episode import Episode, EpisodeError, check_max_steps
 from repogym_gym.errors import TaskNotFoundError
 from repogym_gym.gym.spaces import NO_EXIT_CODE, action_space, observation_space
 from repogym_gym.sandbox import Sandbox, SandboxConfig, make_sandbox, sandbox_config
 from repogym_gym.task import Task, load_tasks, resolve_suite, resolve_task
 
 __all__ = ["RepoGymEnv"]
+
+#: Why a live env is neither copied nor pickled: a copy would share its workspace, sandbox and episode.
+_NO_COPY = ("a RepoGym env cannot be copied or pickled: it owns a live workspace and sandbox, which a copy would "
+            "share; make another with gym.make(env.spec.id, ...) (Gymnasium's AsyncVectorEnv pickles the env "
+            "functions, not envs, so it works)")
 
 #: What ``reset(options=...)`` may hold: the filters of a suite env's draw.
 _RESET_OPTIONS = ("task_id", "type", "tags")
@@ -57,7 +62,8 @@ class RepoGymEnv(gym.Env[dict[str, Any], Any]):
         cache_dir: Baseline cache directory (default: ``$REPOGYM_CACHE_DIR`` or the user cache).
 
     Raises:
-        ValueError: when neither or both of ``task`` and ``suite`` are given.
+        ValueError: when neither or both of ``task`` and ``suite`` are given, or ``max_steps`` is not 1 to
+            1,000,000 (the observation space's bound).
         SandboxConfigError: for an unknown sandbox or a bad option (a ``ValueError`` too).
         SandboxUnavailableError: when the sandbox cannot run on this machine.
     """
@@ -78,6 +84,8 @@ class RepoGymEnv(gym.Env[dict[str, Any], Any]):
     ) -> None:
         if (task is None) == (suite is None):
             raise ValueError("give exactly one of task= (a task path or id) and suite= (a suite name or path)")
+        if max_steps is not None:
+            check_max_steps(max_steps)
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode {render_mode!r} is not supported; use None or 'ansi'")
         self.render_mode = render_mode
@@ -176,6 +184,12 @@ class RepoGymEnv(gym.Env[dict[str, Any], Any]):
         for sandbox in self._sandboxes.values():
             sandbox.close()  # made by this env (make_sandbox); Docker's holds a client and containers
         super().close()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> RepoGymEnv:
+        raise TypeError(_NO_COPY)
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise TypeError(_NO_COPY)
 
     # -- helpers -----------------------------------------------------------------------------
 

@@ -26,7 +26,7 @@ from gymnasium.vector.utils import concatenate, create_empty_array
 from gymnasium.vector.utils.shared_memory import create_shared_memory, read_from_shared_memory, write_to_shared_memory
 
 from repogym_gym.actions import ACTION_KINDS, TEXT_LIMITS
-from repogym_gym.episode import MAX_OBSERVATION_CHARS
+from repogym_gym.episode import MAX_OBSERVATION_CHARS, MAX_STEPS
 
 __all__ = ["ACTION_SPACE", "NO_EXIT_CODE", "OBSERVATION_SPACE", "TEXT_LIMITS", "UnicodeText", "action_space", "batch_actions",
            "observation_space"]
@@ -78,8 +78,8 @@ def observation_space() -> spaces.Dict:
     """A fresh copy of the observation space."""
     return spaces.Dict({
         "text": UnicodeText(MAX_OBSERVATION_CHARS + 200),
-        "step": spaces.Box(0, 1_000_000, shape=(), dtype=_INT),
-        "steps_left": spaces.Box(0, 1_000_000, shape=(), dtype=_INT),
+        "step": spaces.Box(0, MAX_STEPS, shape=(), dtype=_INT),
+        "steps_left": spaces.Box(0, MAX_STEPS, shape=(), dtype=_INT),
         "exit_code": spaces.Box(NO_EXIT_CODE, 2**31 - 1, shape=(), dtype=_INT),
     })
 

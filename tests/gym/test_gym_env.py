@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import json
+import pickle
 import warnings
 from pathlib import Path
 
@@ -99,6 +101,21 @@ def test_a_smaller_max_episode_steps_grades_on_the_step_it_truncates(tiny_gym_id
             assert (terminated, truncated, reward, info["passed"]) == (False, True, 1.0, True)
     finally:
         env.close()
+
+
+def test_a_live_env_is_neither_copied_nor_pickled_and_its_budget_fits_the_space(tiny_gym_id: str) -> None:
+    """Issue 14: ``deepcopy``/``pickle`` of a live env failed on a lock deep inside (a copy would share the
+    workspace), and a ``max_steps`` past the space's bound put ``steps_left`` outside it."""
+    env = gym.make(tiny_gym_id)
+    try:
+        env.reset(seed=0)
+        for copy_it in (copy.deepcopy, pickle.dumps):
+            with pytest.raises(TypeError, match="cannot be copied or pickled: it owns a live workspace"):
+                copy_it(env.unwrapped)
+    finally:
+        env.close()
+    with pytest.raises(ValueError, match="max_steps must be 1 to 1,000,000"):
+        gym.make(tiny_gym_id, max_steps=1_000_001)
 
 
 def test_200_random_actions_never_raise(tiny_gym_id: str) -> None:
