@@ -35,7 +35,7 @@ from repogym_gym.results import Role
 from repogym_gym.runner.models import RunResult, Status, load_results, result_path
 from repogym_gym.trajectory import Trajectory
 
-__all__ = ["ExportComponent", "ExportRecord", "episode_record", "export_jsonl", "write_jsonl"]
+__all__ = ["ExportComponent", "ExportRecord", "episode_record", "equal_reward_groups", "export_jsonl", "write_jsonl"]
 
 
 class _Model(BaseModel):
@@ -80,6 +80,8 @@ class ExportRecord(_Model):
         infra_error: The infrastructure failure of an ``infra_error`` episode.
         messages: The episode as OpenAI chat messages (system, user, assistant tool calls, tool results).
         tools: The OpenAI ``tools`` list the conversation's tool calls refer to.
+        sampling: How the agent sampled (model, temperature: None means the server's default, ...);
+            None for an agent that does not sample (golden, noop, scripted).
     """
 
     task_id: str
@@ -98,6 +100,7 @@ class ExportRecord(_Model):
     infra_error: str | None
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]]
+    sampling: dict[str, Any] | None = None
 
 
 def _messages(result: RunResult, results_dir: Path) -> list[dict[str, Any]]:
@@ -149,20 +152,42 @@ def episode_record(result: RunResult, results_dir: Path, tools: list[dict[str, A
         patch=grade.patch if grade is not None else "", steps=result.steps, duration_s=result.duration_s,
         agent_error=result.agent_error, infra_error=result.infra_error,
         messages=_messages(result, results_dir), tools=tools if tools is not None else tool_schema(),
+        sampling=result.sampling,
     )
 
 
-def _records(results: Iterable[RunResult], results_dir: Path, include_infra_errors: bool) -> Iterator[ExportRecord]:
+def equal_reward_groups(results: Iterable[RunResult]) -> set[tuple[str, str]]:
+    """The (agent, task_id) groups whose graded episodes all earned the same reward.
+
+    A GRPO group's advantage is ``(R_i - mean(R)) / (std(R) + eps)`` (see
+    :func:`~repogym_gym.gym.vector.group_advantages`): with every reward equal it is 0 for every
+    member, so the group teaches nothing. Groups of one graded episode are not counted (no group);
+    infrastructure-error episodes have no reward and are left out of the comparison.
+    """
+    rewards: dict[tuple[str, str], list[float]] = {}
+    for result in results:
+        if result.status == "graded" and result.reward is not None:
+            rewards.setdefault((result.agent, result.task_id), []).append(result.reward)
+    return {key for key, values in rewards.items() if len(values) > 1 and max(values) - min(values) <= 1e-9}
+
+
+def _records(results: Iterable[RunResult], results_dir: Path, include_infra_errors: bool,
+             dropped: set[tuple[str, str]]) -> Iterator[ExportRecord]:
     tools = tool_schema()
     for result in results:
         if result.status == "infra_error" and not include_infra_errors:
+            continue
+        if (result.agent, result.task_id) in dropped:
             continue
         yield episode_record(result, results_dir, tools)
 
 
 def write_jsonl(results: Iterable[RunResult], results_dir: Path, dest: Path | TextIO, *,
-                include_infra_errors: bool = False) -> int:
+                include_infra_errors: bool = False, drop_equal_groups: bool = False) -> int:
     """Write the export lines of ``results`` (in the order given) to ``dest``; return lines written.
+
+    With ``drop_equal_groups``, the episodes of every group of :func:`equal_reward_groups` (no GRPO
+    signal) are left out.
 
     A file is written whole or not at all (a temporary beside it, renamed at the end), so a
     corrupt trajectory never leaves half a dataset behind; it is mode 0600 and the directories
@@ -171,7 +196,9 @@ def write_jsonl(results: Iterable[RunResult], results_dir: Path, dest: Path | Te
     Raises:
         RunError: when an episode's messages cannot be recovered, or ``dest`` cannot be written.
     """
-    records = _records(results, results_dir, include_infra_errors)
+    results = list(results)
+    dropped = equal_reward_groups(results) if drop_equal_groups else set()
+    records = _records(results, results_dir, include_infra_errors, dropped)
     if not isinstance(dest, Path):
         count = 0
         for record in records:

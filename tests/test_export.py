@@ -12,7 +12,7 @@ import pytest
 
 from repogym_gym.conversation import SYSTEM_PROMPT
 from repogym_gym.errors import RunError
-from repogym_gym.export import ExportRecord, export_jsonl
+from repogym_gym.export import ExportRecord, equal_reward_groups, export_jsonl, write_jsonl
 from repogym_gym.gym import tool_schema
 from repogym_gym.runner import RunResult
 from tests.helpers import FIXED_SOURCE
@@ -79,6 +79,21 @@ def test_infra_errors_are_left_out_by_default_and_kept_with_a_null_score_on_requ
     infra = lines(tmp_path / "all.jsonl")[1]
     assert (infra["status"], infra["score"], infra["passed"], infra["infra_error"]) == ("infra_error", None, None, "SandboxError: gone")
     assert infra["messages"] == [] and infra["components"] == [] and infra["patch"] == ""
+
+
+def test_groups_whose_rewards_are_all_equal_are_dropped_on_request(tmp_path: Path) -> None:
+    """Issue 14: a GRPO group whose rewards are all equal has advantage 0 for every member (no signal)."""
+    results = [synthetic("a", "flat", k, 1.0, conversation=CONVERSATION) for k in range(3)]
+    results += [synthetic("a", "mixed", k, r, conversation=CONVERSATION) for k, r in enumerate((0.0, 1.0))]
+    results += [synthetic("a", "single", 0, 0.0, conversation=CONVERSATION),
+                synthetic("b", "flat", 0, 0.0, conversation=CONVERSATION),  # another agent: its own group
+                synthetic("b", "flat", 1, infra_error="SandboxError: gone")]
+    run = write_run(tmp_path / "run", results)
+    assert equal_reward_groups(results) == {("a", "flat")}
+    assert export_jsonl(run, tmp_path / "all.jsonl") == 7  # 8 episodes; the infra error is left out either way
+    assert write_jsonl(results, run, tmp_path / "kept.jsonl", drop_equal_groups=True) == 4
+    kept = {(line["agent"], line["task_id"]) for line in lines(tmp_path / "kept.jsonl")}
+    assert kept == {("a", "mixed"), ("a", "single"), ("b", "flat")}
 
 
 def test_lines_are_sorted_by_agent_task_and_sample_and_exports_are_identical(tmp_path: Path) -> None:

@@ -38,6 +38,9 @@ class Agent(Protocol):
       ``deadline`` the ``time.monotonic()`` value by which the episode must end, or None;
     - ``conversation() -> list[dict] | None``: the episode as OpenAI-style chat messages, when
       the agent kept one (LLM agents); the runner stores it for export;
+    - ``sampling() -> dict | None``: how the agent samples (model, temperature, max_tokens; a
+      temperature of None means the server's default, never a silent 0), recorded in every result
+      and export line; None for an agent that does not sample;
     - ``close()``: release what the agent holds (HTTP clients, processes);
     - ``trusted: bool`` (attribute): True when the agent's commands may run unconfined (golden,
       noop, scripted); absent means untrusted, and the runner's ``sandbox="auto"`` then picks
@@ -69,6 +72,10 @@ class Agent(Protocol):
         """The episode as OpenAI-style chat messages, or None."""
         ...
 
+    def sampling(self) -> dict[str, Any] | None:
+        """How the agent samples, or None."""
+        ...
+
     def close(self) -> None:
         """Release what the agent holds; idempotent."""
         ...
@@ -95,6 +102,9 @@ class AgentBase:
     def conversation(self) -> list[dict[str, Any]] | None:
         return None
 
+    def sampling(self) -> dict[str, Any] | None:
+        return None
+
     def close(self) -> None:
         return None
 
@@ -119,6 +129,10 @@ class _Adapted(AgentBase):
 
     def conversation(self) -> list[dict[str, Any]] | None:
         hook = getattr(self._agent, "conversation", None)
+        return hook() if callable(hook) else None
+
+    def sampling(self) -> dict[str, Any] | None:
+        hook = getattr(self._agent, "sampling", None)
         return hook() if callable(hook) else None
 
     def close(self) -> None:

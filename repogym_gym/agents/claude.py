@@ -86,6 +86,9 @@ class ClaudeBackend:
         temperature: Sampling temperature; None (the default) leaves it to the API, which
             refuses it for some recent models.
         max_tokens: Longest answer, tokens (the API requires it).
+
+    Attributes:
+        sampling: The settings above as a dict (temperature None: the API's default), for results and exports.
     """
 
     def __init__(self, client: anthropic.Anthropic, model: str, *, temperature: float | None = None,
@@ -97,6 +100,8 @@ class ClaudeBackend:
             self._options["extra_body"] = {"temperature": temperature}
         self._where = f"claude model {model!r} at {client.base_url}"
         self._key_hint = key_hint
+        self.sampling = {"api": "anthropic", "model": model, "base_url": str(client.base_url),
+                         "temperature": temperature, "max_tokens": max_tokens}
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> AssistantTurn:
         """The next assistant turn.

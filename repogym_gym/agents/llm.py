@@ -202,6 +202,11 @@ class ChatAgent(AgentBase):
         """The episode so far as OpenAI-style chat messages (a copy)."""
         return copy.deepcopy(self._messages)
 
+    def sampling(self) -> dict[str, Any] | None:
+        """The backend's sampling settings (its ``sampling`` attribute, a copy), or None when it has none."""
+        settings = getattr(self.backend, "sampling", None)
+        return dict(settings) if isinstance(settings, dict) else None
+
     def close(self) -> None:
         """Close the backend's client, when it has one."""
         close = getattr(self.backend, "close", None)

@@ -37,6 +37,9 @@ class OpenAIBackend:
         model: The model name the server serves.
         temperature: Sampling temperature; None leaves it to the server.
         max_tokens: Longest answer, tokens; None leaves it to the server.
+
+    Attributes:
+        sampling: The settings above as a dict (None: the server's default), for results and exports.
     """
 
     def __init__(self, client: openai.OpenAI, model: str, *, temperature: float | None = None,
@@ -50,6 +53,8 @@ class OpenAIBackend:
             self._options["max_tokens"] = max_tokens
         self._where = f"openai model {model!r} at {client.base_url}"
         self._key_hint = key_hint
+        self.sampling = {"api": "openai", "model": model, "base_url": str(client.base_url),
+                         "temperature": temperature, "max_tokens": max_tokens}
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> AssistantTurn:
         """The next assistant turn (an empty turn when the server answered no choice).

@@ -112,7 +112,8 @@ def infra_record(job: EpisodeJob, message: str, *, attempts: int = 1, worker: st
         infra_error=message, attempts=attempts, started_at=_now(), worker=worker or job.backend))
 
 
-def _attempt(job: EpisodeJob, trajectory_dir: Path) -> tuple[EpisodeOutcome, list[dict[str, Any]] | None, str]:
+def _attempt(job: EpisodeJob, trajectory_dir: Path) -> tuple[EpisodeOutcome, list[dict[str, Any]] | None, str,
+                                                          dict[str, Any] | None]:
     """One try: a fresh agent and env, one episode, both closed afterwards."""
     agent = as_agent(job.agent.build())
     try:
@@ -125,12 +126,12 @@ def _attempt(job: EpisodeJob, trajectory_dir: Path) -> tuple[EpisodeOutcome, lis
             used = env.sandbox_name  # what its commands and grading really run in
             # run_suite warned once already about an untrusted agent run locally
             outcome = run_episode(env, agent, seed=job.seed, time_limit_s=job.time_limit_s, warn_unconfined_agent=False)
-            conversation = agent.conversation()
+            conversation, sampling = agent.conversation(), agent.sampling()
         finally:
             env.close()
     finally:
         agent.close()
-    return outcome, conversation, used
+    return outcome, conversation, used, sampling
 
 
 def run_job(job: EpisodeJob) -> EpisodeRecord:
@@ -144,10 +145,10 @@ def run_job(job: EpisodeJob) -> EpisodeRecord:
     attempt = 0
     while True:
         started_at, start = _now(), time.monotonic()
-        outcome, conversation, trajectory_json, used = None, None, None, ""
+        outcome, conversation, trajectory_json, used, sampling = None, None, None, "", None
         with owned_temporary("repogym-episode-", job.task_id) as tmp:
             try:
-                outcome, conversation, used = _attempt(job, tmp)
+                outcome, conversation, used, sampling = _attempt(job, tmp)
                 infra = outcome.info.get("infra_error")
                 if infra is None and "score" not in outcome.info:
                     infra = "the episode ended without a grade"
@@ -165,7 +166,8 @@ def run_job(job: EpisodeJob) -> EpisodeRecord:
     trajectory = f"trajectories/{job.agent.label}/{Path(str(trajectory_file)).name}" if trajectory_json else None
     common: dict[str, Any] = dict(
         agent=job.agent.label, task_id=job.task_id, sample=job.sample, seed=job.seed, attempts=attempt + 1,
-        started_at=started_at, duration_s=time.monotonic() - start, trajectory=trajectory, worker=worker, sandbox=used)
+        started_at=started_at, duration_s=time.monotonic() - start, trajectory=trajectory, worker=worker, sandbox=used,
+        sampling=sampling)
     if outcome is not None:
         common |= dict(steps=outcome.steps, terminated=outcome.terminated, truncated=outcome.truncated,
                        timed_out=outcome.timed_out, agent_error=outcome.agent_error, duration_s=outcome.duration_s)

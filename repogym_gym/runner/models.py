@@ -62,6 +62,8 @@ class RunResult(_Model):
         started_at: ISO 8601 UTC time the last attempt started.
         trajectory: Path of the trajectory JSON, relative to the results directory (None if none).
         conversation: The episode as OpenAI-style chat messages, when the agent kept one.
+        sampling: How the agent sampled (its ``sampling()``: model, temperature with None meaning the
+            server's default, max_tokens); None for an agent that does not sample.
         worker: Where it ran (``thread``/``serial`` or the Ray node's IP address).
         sandbox: The sandbox its commands and grading ran in (``local``, ``bwrap`` ...; "" when
             the episode could not start).
@@ -87,6 +89,7 @@ class RunResult(_Model):
     started_at: str = ""
     trajectory: str | None = None
     conversation: list[dict[str, Any]] | None = None
+    sampling: dict[str, Any] | None = None
     worker: str = ""
     sandbox: str = ""
 

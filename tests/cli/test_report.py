@@ -86,6 +86,16 @@ def test_export_says_how_many_infra_errors_it_left_out_and_keeps_them_on_request
     assert [json.loads(line)["score"] for line in (run / "episodes.jsonl").read_text().splitlines()] == [1.0, None]
 
 
+def test_export_drops_groups_with_equal_rewards_on_request_and_says_how_many(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = write_run(tmp_path / "run", [synthetic("a", "t", k, 1.0, conversation=CONVERSATION) for k in range(2)]
+                    + [synthetic("a", "u", k, float(k), conversation=CONVERSATION) for k in range(2)])
+    code, out, _ = run_main(["export", str(run), "--drop-equal-groups"], capsys)
+    assert code == 0 and "exported 2 episodes" in out
+    assert "dropped 1 groups (2 episodes) whose rewards were all equal (no GRPO signal)" in out
+    assert {json.loads(line)["task_id"] for line in (run / "episodes.jsonl").read_text().splitlines()} == {"u"}
+
+
 # -- report -----------------------------------------------------------------------------------------------------
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 
@@ -267,6 +268,24 @@ def test_a_model_whose_replies_hold_lone_surrogates_is_graded_and_recorded_as_ut
     assert any("lone surrogate" in str(m.get("content")) for m in result.conversation or [])
     for path in (tmp_path / "out").rglob("*.json"):
         path.read_text(encoding="utf-8")
+
+
+def test_an_llm_agents_sampling_settings_are_recorded_and_no_temperature_is_set_unasked(tiny_task: Task, tmp_path: Path) -> None:
+    """Issue 14: the sampling settings go into every result (and export line); an agent given no temperature
+    sends none, so the server's default applies (a silent 0 gave pass@k over near-identical samples)."""
+    from repogym_gym.export import export_jsonl
+    from repogym_gym.testing import ChatServer, Reply
+
+    with ChatServer([Reply.call("submit")]) as server:
+        agent = AgentSpec(type="openai", label="fake-llm", options={"model": "m", "base_url": server.base_url})
+        [result] = run_task(tiny_task.root, agent, out=tmp_path / "out")
+        requests = list(server.requests)
+    assert result.sampling is not None and (result.sampling["model"], result.sampling["temperature"]) == ("m", None)
+    assert requests and all(isinstance(r.body, dict) and "temperature" not in r.body for r in requests)
+    assert export_jsonl(tmp_path / "out", tmp_path / "ds.jsonl") == 1
+    assert json.loads((tmp_path / "ds.jsonl").read_text())["sampling"] == result.sampling
+    [noop] = run_task(tiny_task.root, AgentSpec(type="noop"), out=tmp_path / "noop")
+    assert noop.sampling is None
 
 
 # -- one run per --out; a result cut short is set aside (issue 13) ---------------------------------
