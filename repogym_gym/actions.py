@@ -147,7 +147,8 @@ ACTION_MODELS: dict[str, type[_Action]] = {
 }
 #: Every field of some action kind: a field of another kind than the action's is unused, not an error.
 _ALL_FIELDS = frozenset(name for model in ACTION_MODELS.values() for name in model.model_fields)
-_TOOL_CALL_TAG = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
+#: A ``<tool_call>`` block; the last may be unclosed (vLLM leaves the stop string ``</tool_call>`` out by default).
+_TOOL_CALL_TAG = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|(?=<tool_call>)|\Z)", re.DOTALL)
 
 
 class Observation(BaseModel):

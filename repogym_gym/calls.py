@@ -6,7 +6,10 @@ parallel calls has every one of them run, not just the first. :func:`parse_calls
 - text: every ``<tool_call>...</tool_call>`` block (Qwen, Hermes); else every fenced code block
   (```` ```json ````, or an untagged fence holding ``{`` or ``[``) after prose; else the whole text
   as JSON;
-- a JSON list, or a Python list or tuple (an OpenAI message's ``tool_calls``), is one call per item;
+- a JSON list, or a Python list or tuple (an OpenAI message's ``tool_calls``), is one call per item,
+  and so is a whole OpenAI assistant message (``{"role": "assistant", "tool_calls": [...]}``; its
+  ``content`` as text when it has no calls); the last ``<tool_call>`` may be unclosed (vLLM leaves
+  the stop string out of the output by default);
 - anything else (a dict, an Action model, a Gymnasium dict action) is one call.
 
 Each call keeps its own id (``id`` or ``tool_call_id`` of an OpenAI tool call) so a trainer can
@@ -63,6 +66,12 @@ class ToolCall:
 
 def _pieces(action: Any) -> list[Any]:
     """The raw calls of ``action``, one per call (a piece may still fail to parse)."""
+    if isinstance(action, Mapping) and "kind" not in action and action.get("role") == "assistant":
+        calls = action.get("tool_calls")  # a whole OpenAI assistant message: its calls, else its text
+        if isinstance(calls, (list, tuple)) and calls:
+            return list(calls)
+        content = action.get("content")
+        return _pieces(content) if isinstance(content, str) else [action]
     if isinstance(action, (list, tuple)):
         return list(action)
     if not isinstance(action, str):

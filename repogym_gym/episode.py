@@ -284,7 +284,8 @@ class Episode:
         last = done[-1]
         if len(calls) == 1:
             return StepResult(last.observation, last.reward, last.terminated, last.truncated, last.info | {"tool_results": results})
-        errors = [f"{r['tool_call_id']}: {r['error']}" for r in results if r["error"] is not None]
+        # a call not run because an earlier one ended the episode is no error of the completion's
+        errors = [f"{r['tool_call_id']}: {r['error']}" for r in results[:len(done)] if r["error"] is not None]
         text = "\n\n".join(f"[call {k + 1} of {len(calls)}: {r['name'] or 'invalid'} ({r['tool_call_id']})]\n{r['content']}"
                             for k, r in enumerate(results))
         obs = Observation(text=_clip(text), step=last.observation.step, steps_left=last.observation.steps_left,

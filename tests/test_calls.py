@@ -39,6 +39,18 @@ def test_a_json_list_and_a_list_of_openai_tool_calls_keep_their_ids() -> None:
         assert [(c.call_id, c.name) for c in calls] == [("call_a1", "read"), ("call_b2", "submit")]
 
 
+def test_an_unclosed_last_tool_call_and_a_whole_assistant_message_parse() -> None:
+    """New-user trial: vLLM leaves the stop string ``</tool_call>`` out by default, and an OpenAI assistant
+    message passed whole was "unknown action kind None"."""
+    calls = parse_calls('<tool_call>{"kind": "test"}</tool_call>\n<tool_call>{"name": "submit", "arguments": {}}')
+    assert [c.action for c in calls] == [TestAction(), SubmitAction()]
+    message = {"role": "assistant", "content": "reading",
+               "tool_calls": [{"id": "c9", "type": "function", "function": {"name": "read", "arguments": '{"path": "pkg/mod.py"}'}}]}
+    assert [(c.call_id, c.action) for c in parse_calls(message)] == [("c9", READ)]
+    text_only = {"role": "assistant", "content": '```json\n{"kind": "submit"}\n```', "tool_calls": None}
+    assert [c.action for c in parse_calls(text_only)] == [SubmitAction()]
+
+
 def test_llama_parameters_parse_as_arguments() -> None:
     [call] = parse_calls('{"name": "write", "parameters": {"path": "a.py", "content": "x = 1\\n"}}')
     assert call.action == WriteAction(path="a.py", content="x = 1\n") and call.error is None

@@ -977,7 +977,7 @@ def test_every_call_of_a_completion_runs_in_order_one_step_each(started: Episode
     assert [(r["tool_call_id"], r["name"], r["error"]) for r in results] == [
         ("call_0", "write", None), ("call_1", "submit", None), ("call_2", "test", "not run: the episode ended")]
     assert result.observation.text.startswith("[call 1 of 3: write (call_0)]\nWrote ")
-    assert result.info["action_error"] == "call_2: not run: the episode ended"
+    assert result.info["action_error"] is None  # every call that ran worked (new-user trial: a 1.0 reported one)
 
 
 def test_a_bad_call_is_its_own_error_and_the_budget_counts_every_call(tiny_task: Task) -> None:
