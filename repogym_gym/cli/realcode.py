@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -31,15 +32,26 @@ def realcode_command(
     and noop agents through gym.make. Exit code 0 only if every golden earns 1 and every noop 0."""
     load_recipe(recipe)  # a missing or malformed recipe is one error line, before any progress bar is drawn
     err = Console(stderr=True)
+    started = time.monotonic()
+
+    def log(text: str) -> None:
+        """A line per event where no bar is drawn (a CI log, nohup): 35 minutes of silence looked hung."""
+        if not err.is_terminal:
+            err.print(f"[{time.monotonic() - started:5.0f} s] {text}", highlight=False, markup=False, soft_wrap=True)
+
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   TimeElapsedColumn(), console=err, transient=True) as bar:
         job = bar.add_task("building the suite", total=None)
 
         def on_task(finished: int, total: int, task_id: str) -> None:
             bar.update(job, total=total, completed=finished, description=f"{task_id}: validate, golden, noop")
+            log(f"checking {task_id} ({finished}/{total} tasks done)")
 
-        suite, rows = run_main_job(recipe, repeats=repeats, jobs=jobs, on_task=on_task,
-                                   on_build=lambda line: bar.update(job, description=f"mining {line}"[:100]))
+        def on_build(line: str) -> None:
+            bar.update(job, description=f"mining {line}"[:100])
+            log(f"mining {line}")
+
+        suite, rows = run_main_job(recipe, repeats=repeats, jobs=jobs, on_task=on_task, on_build=on_build)
         bar.update(job, completed=len(rows))
     table = Table(title=f"repogym realcode ({suite.name})")
     table.add_column("task", no_wrap=True)

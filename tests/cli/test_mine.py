@@ -88,6 +88,25 @@ def test_realcode_with_a_missing_recipe_is_one_line_naming_the_file(capsys: pyte
     assert code == 2 and err.startswith(f"error: {tmp_path / 'nope.yaml'}") and "Traceback" not in err
 
 
+def test_realcode_logs_a_line_per_event_where_no_progress_bar_is_drawn(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """New-user trial: with output to a file (CI, nohup) the bar is not drawn, and 35 minutes passed with
+    no line at all. The job is replaced by one that reports two events, so only the CLI's logging runs."""
+    import repogym_gym.cli.realcode as realcode
+    from repogym_gym.mainjob import MainJobRow
+
+    def job(recipe: Path, *, repeats: int, jobs: int, on_task, on_build):  # noqa: ANN001, ANN202 - the job's callbacks
+        on_build("toolz: 3 tasks from 5 candidates")
+        on_task(0, 1, "toolz-mut-1")
+        return tmp_path, [MainJobRow("toolz-mut-1", "toolz", 1.0, 0.0, True, (), 1.0)]
+
+    monkeypatch.setattr(realcode, "run_main_job", job)
+    code, out, err = run_main(["realcode"], capsys)
+    assert code == 0 and "1/1 tasks from 1 packages (toolz)" in out
+    assert [line.split("] ", 1)[-1] for line in err.splitlines() if line.strip()] == [
+        "mining toolz: 3 tasks from 5 candidates", "checking toolz-mut-1 (0/1 tasks done)"], err
+
+
 def test_mine_history_refuses_a_pip_option_as_a_requirement_before_any_work(tmp_path: Path,
                                                                               capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run_main(["mine", "history", str(tmp_path), "HEAD~1..HEAD", "--out", str(tmp_path / "out"),
