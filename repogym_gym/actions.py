@@ -46,6 +46,7 @@ from repogym_gym.safetext import first_surrogate, safe_text
 __all__ = [
     "ACTION_KINDS",
     "TEXT_LIMITS",
+    "TOOL_CALL_TAG",
     "Action",
     "ActionError",
     "EditAction",
@@ -148,7 +149,7 @@ ACTION_MODELS: dict[str, type[_Action]] = {
 #: Every field of some action kind: a field of another kind than the action's is unused, not an error.
 _ALL_FIELDS = frozenset(name for model in ACTION_MODELS.values() for name in model.model_fields)
 #: A ``<tool_call>`` block; the last may be unclosed (vLLM leaves the stop string ``</tool_call>`` out by default).
-_TOOL_CALL_TAG = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|(?=<tool_call>)|\Z)", re.DOTALL)
+TOOL_CALL_TAG = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|(?=<tool_call>)|\Z)", re.DOTALL)
 
 
 class Observation(BaseModel):
@@ -236,7 +237,7 @@ def parse_action(action: Any) -> Any:
         return action
     if isinstance(action, str):
         text = action.strip()
-        tagged = _TOOL_CALL_TAG.search(text)
+        tagged = TOOL_CALL_TAG.search(text)
         if tagged:
             text = tagged.group(1)
         try:

@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from repogym_gym.actions import _TOOL_CALL_TAG, ActionError, parse_action
+from repogym_gym.actions import TOOL_CALL_TAG, ActionError, parse_action
 
 __all__ = ["MAX_CALLS", "ToolCall", "parse_calls"]
 
@@ -77,7 +77,7 @@ def _pieces(action: Any) -> list[Any]:
     if not isinstance(action, str):
         return [action]
     text = action.strip()
-    blocks = [b.strip() for b in _TOOL_CALL_TAG.findall(text)]
+    blocks = [b.strip() for b in TOOL_CALL_TAG.findall(text)]
     if not blocks:
         blocks = [body.strip() for lang, body in _FENCE.findall(text)
                   if lang.lower() == "json" or (not lang and body.lstrip()[:1] in ("{", "["))]
@@ -119,8 +119,11 @@ def parse_calls(action: Any) -> list[ToolCall]:
         At least one :class:`ToolCall`; those that did not parse carry ``error``. An empty list of
         calls, or more than :data:`MAX_CALLS`, is one call with an error.
     """
-    whole = _whole_list(action)
-    pieces = whole if whole is not None else _pieces(action)
+    try:
+        whole = _whole_list(action)
+        pieces = whole if whole is not None else _pieces(action)
+    except Exception as exc:  # noqa: BLE001 - a bad action is data: a policy's Mapping may raise anything
+        return [ToolCall("call_0", action, error=f"the action could not be read: {type(exc).__name__}: {exc}")]
     if not pieces:
         return [ToolCall("call_0", action, error="the action is an empty list of tool calls; send at least one")]
     if len(pieces) > MAX_CALLS:
@@ -129,7 +132,13 @@ def parse_calls(action: Any) -> list[ToolCall]:
     calls = []
     for k, piece in enumerate(pieces):
         try:
-            calls.append(ToolCall(_call_id(piece, k), piece, action=parse_action(piece)))
+            call_id = _call_id(piece, k)
+        except Exception:  # noqa: BLE001 - as above
+            call_id = f"call_{k}"
+        try:
+            calls.append(ToolCall(call_id, piece, action=parse_action(piece)))
         except ActionError as exc:
-            calls.append(ToolCall(_call_id(piece, k), piece, error=str(exc)))
+            calls.append(ToolCall(call_id, piece, error=str(exc)))
+        except Exception as exc:  # noqa: BLE001 - a bad action is data (a field nested 100,000 deep: RecursionError)
+            calls.append(ToolCall(call_id, piece, error=f"the action could not be read: {type(exc).__name__}"))
     return calls

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import shutil
 import subprocess
 
@@ -76,4 +77,6 @@ def test_an_exit_status_the_code_chose_is_not_quoted_by_the_grade(start: Start, 
     assert result.reward == 0.0 and result.info.get("infra_error") is None
     tests = component(result, "tests")
     assert tests["details"]["exit_code"] == "another", tests["details"]
-    assert "102" not in json.dumps(result.info["grade"]) and "102" not in result.observation.text
+    # the status as a number of its own: a duration such as 3.1021 in the grade is not it (a flake in CI)
+    chosen = re.compile(r"(?<![\d.])102(?![\d.])")
+    assert not chosen.search(json.dumps(result.info["grade"])) and not chosen.search(result.observation.text)
