@@ -101,6 +101,17 @@ def _call_id(piece: Any, k: int) -> str:
     return f"call_{k}"
 
 
+def _read_call(piece: Any, k: int) -> ToolCall:
+    call_id = f"call_{k}"
+    try:
+        call_id = _call_id(piece, k)
+        return ToolCall(call_id, piece, action=parse_action(piece))
+    except ActionError as exc:
+        return ToolCall(call_id, piece, error=str(exc))
+    except Exception as exc:  # noqa: BLE001 - a bad action is data: a policy's Mapping may raise anything, a field nested 100,000 deep RecursionError
+        return ToolCall(call_id, piece, error=f"the action could not be read: {type(exc).__name__}")
+
+
 def _whole_list(action: Any) -> list[Any] | None:
     """``action`` as a JSON list when the whole text is one (``[{"name": ...}, ...]``)."""
     if not isinstance(action, str) or not action.lstrip().startswith("["):
@@ -129,16 +140,4 @@ def parse_calls(action: Any) -> list[ToolCall]:
     if len(pieces) > MAX_CALLS:
         return [ToolCall("call_0", f"<{len(pieces)} tool calls>",
                          error=f"{len(pieces)} tool calls in one step; at most {MAX_CALLS} run per step")]
-    calls = []
-    for k, piece in enumerate(pieces):
-        try:
-            call_id = _call_id(piece, k)
-        except Exception:  # noqa: BLE001 - as above
-            call_id = f"call_{k}"
-        try:
-            calls.append(ToolCall(call_id, piece, action=parse_action(piece)))
-        except ActionError as exc:
-            calls.append(ToolCall(call_id, piece, error=str(exc)))
-        except Exception as exc:  # noqa: BLE001 - a bad action is data (a field nested 100,000 deep: RecursionError)
-            calls.append(ToolCall(call_id, piece, error=f"the action could not be read: {type(exc).__name__}"))
-    return calls
+    return [_read_call(piece, k) for k, piece in enumerate(pieces)]

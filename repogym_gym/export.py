@@ -21,7 +21,7 @@ Example:
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -183,11 +183,11 @@ def _records(results: Iterable[RunResult], results_dir: Path, include_infra_erro
 
 
 def write_jsonl(results: Iterable[RunResult], results_dir: Path, dest: Path | TextIO, *,
-                include_infra_errors: bool = False, drop_equal_groups: bool = False) -> int:
+                include_infra_errors: bool = False, drop_groups: Collection[tuple[str, str]] = ()) -> int:
     """Write the export lines of ``results`` (in the order given) to ``dest``; return lines written.
 
-    With ``drop_equal_groups``, the episodes of every group of :func:`equal_reward_groups` (no GRPO
-    signal) are left out.
+    The episodes of every (agent, task_id) group in ``drop_groups`` are left out (``repogym export
+    --drop-equal-groups`` passes :func:`equal_reward_groups`: no GRPO signal).
 
     A file is written whole or not at all (a temporary beside it, renamed at the end), so a
     corrupt trajectory never leaves half a dataset behind; it is mode 0600 and the directories
@@ -196,9 +196,7 @@ def write_jsonl(results: Iterable[RunResult], results_dir: Path, dest: Path | Te
     Raises:
         RunError: when an episode's messages cannot be recovered, or ``dest`` cannot be written.
     """
-    results = list(results)
-    dropped = equal_reward_groups(results) if drop_equal_groups else set()
-    records = _records(results, results_dir, include_infra_errors, dropped)
+    records = _records(results, results_dir, include_infra_errors, set(drop_groups))
     if not isinstance(dest, Path):
         count = 0
         for record in records:

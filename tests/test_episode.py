@@ -980,8 +980,8 @@ def test_every_call_of_a_completion_runs_in_order_one_step_each(started: Episode
     assert result.info["action_error"] is None  # every call that ran worked (new-user trial: a 1.0 reported one)
 
 
-def test_a_bad_call_is_its_own_error_and_the_budget_counts_every_call(tiny_task: Task) -> None:
-    env = Episode(tiny_task, max_steps=3)
+def test_a_bad_call_is_its_own_error_and_the_budget_counts_every_call(tiny_task: Task, tmp_path: Path) -> None:
+    env = Episode(tiny_task, max_steps=3, trajectory_dir=tmp_path)
     try:
         env.reset()
         first = env.step([READ_CALL := {"id": "c1", "type": "function", "function": {"name": "read", "arguments": '{"path": "calc/__init__.py"}'}},
@@ -992,6 +992,7 @@ def test_a_bad_call_is_its_own_error_and_the_budget_counts_every_call(tiny_task:
         last = env.step([READ_CALL, READ_CALL])  # the budget ends at the first: graded, the second not run
         assert last.truncated and "score" in last.info and last.observation.step == 3
         assert [r["error"] for r in last.info["tool_results"]] == [None, "not run: the episode ended"]
-        assert [s.action["kind"] if s.action else None for s in env._trajectory.steps] == ["read", None, "read"]
+        steps = json.loads(Path(last.info["trajectory_path"]).read_text())["steps"]
+        assert [s["action"]["kind"] if s["action"] else None for s in steps] == ["read", None, "read"]
     finally:
         env.close()

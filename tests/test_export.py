@@ -91,7 +91,7 @@ def test_groups_whose_rewards_are_all_equal_are_dropped_on_request(tmp_path: Pat
     run = write_run(tmp_path / "run", results)
     assert equal_reward_groups(results) == {("a", "flat")}
     assert export_jsonl(run, tmp_path / "all.jsonl") == 7  # 8 episodes; the infra error is left out either way
-    assert write_jsonl(results, run, tmp_path / "kept.jsonl", drop_equal_groups=True) == 4
+    assert write_jsonl(results, run, tmp_path / "kept.jsonl", drop_groups=equal_reward_groups(results)) == 4
     kept = {(line["agent"], line["task_id"]) for line in lines(tmp_path / "kept.jsonl")}
     assert kept == {("a", "mixed"), ("a", "single"), ("b", "flat")}
 

@@ -32,14 +32,13 @@ def export_command(
     if out == "":
         raise RunError("--out is empty; give a file path or '-' for stdout")
     dest = sys.stdout if out == "-" else Path(out) if out else results_dir / "episodes.jsonl"
-    written = write_jsonl(results, results_dir, dest, include_infra_errors=include_infra_errors,
-                          drop_equal_groups=drop_equal_groups)
+    groups = equal_reward_groups(results) if drop_equal_groups else set()
+    written = write_jsonl(results, results_dir, dest, include_infra_errors=include_infra_errors, drop_groups=groups)
     infra = sum(1 for r in results if r.status == "infra_error")
     where = "stdout" if out == "-" else str(dest)
     note = "" if include_infra_errors or not infra else \
         f"; left out {infra} infrastructure-error episodes (no score; --include-infra-errors keeps them)"
     if drop_equal_groups:
-        groups = equal_reward_groups(results)
         episodes = sum(1 for r in results if (r.agent, r.task_id) in groups
                        and (r.status == "graded" or include_infra_errors))
         note += f"; dropped {len(groups)} groups ({episodes} episodes) whose rewards were all equal (no GRPO signal)"
