@@ -154,6 +154,7 @@ def build(J):  # noqa: C901, N803 - J is the policy's closure state, as in judge
         try:
             parsed = ast.parse(source, filename=filename)
             J["imports"][filename] = _imports(ast, parsed)
+            J["decorated"][filename] = _decorated(ast, parsed)
             J["bound"][filename] = _bound_names(ast, parsed)
             J["lines"][filename] = J["line_table"](ast, parsed)
             rewrite_asserts(parsed, source, filename, None)
@@ -184,6 +185,20 @@ def build(J):  # noqa: C901, N803 - J is the policy's closure state, as in judge
                     if alias.name != "*":
                         bound[alias.asname or alias.name] = (node.module, alias.name)
         return {k: v for k, v in bound.items() if counts.get(k, 0) == 1}
+
+    def _decorated(ast, parsed):
+        """``{name: root names of its decorators}`` for each top-level ``def`` the file decorates
+        (``@cached(cache=LRUCache(1))`` -> ``("cached",)``)."""
+        found = {}
+        for node in parsed.body:
+            if (_type(node) is ast.FunctionDef or _type(node) is ast.AsyncFunctionDef) and node.decorator_list:
+                roots = []
+                for expr in node.decorator_list:
+                    while _type(expr) is ast.Call or _type(expr) is ast.Attribute:
+                        expr = expr.func if _type(expr) is ast.Call else expr.value
+                    roots.append(expr.id if _type(expr) is ast.Name else "")
+                found[node.name] = _tuple(roots)
+        return found
 
     def _bound_names(ast, parsed):
         """Every name the file binds anywhere (None after a star import: it may bind any)."""

@@ -366,6 +366,8 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
             t = _type(value)
             if t is _FunctionType and _id(value.__code__) in verified and value.__code__.co_name == name:
                 continue
+            if t is _FunctionType and decorated_by_file(label, name, value.__code__):
+                continue
             if t is _FunctionType or t is _partial or t is _MethodType or J["class_name"](t) == "builtin_function_or_method":
                 violate(f"test module {label}: {key_text(name)} is not the function its file defines (a {name_of(value)})")
         if "__getattr__" in namespace and "__getattr__" not in defined:
@@ -391,6 +393,28 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
             for entry in _list(hooks):
                 if from_submission(entry) or submission_class(_type(entry)):
                     violate(f"an import hook of the submission ({name_of(entry)}) was installed")
+
+    def decorated_by_file(label, name, code):
+        """Whether ``code`` is what the file's own decorators on ``def name`` may have bound: a wrapper
+        of the file's own code (a decorator the test file defines), or code under test where a
+        decorator is imported from it (cachetools' tests decorate a helper with ``@cached(...)``:
+        the package's wrapper is the behaviour under test). A test's own body is checked by the
+        ledger, whatever binds its name."""
+        roots = J["decorated"].get(label, {}).get(name)
+        if roots is None:
+            return False
+        if _id(code) in verified:
+            return "<locals>" in code.co_qualname  # a wrapper the file's decorator made, not another of its functions
+        if kind_of_file(code.co_filename) != "submission":
+            return False
+        now, imports = J["plain_modules"](), J["imports"].get(label, {})
+        for root in _list(roots):
+            module_name = imports.get(root, (None, None))[0]
+            module = now.get(module_name) if _type(module_name) is _str else None
+            where = _instance_dict(module, "__dict__").get("__file__") if _type(module) is _ModuleType else None
+            if _type(where) is _str and kind_of_file(where) == "submission":
+                return True
+        return False
 
     def check_case_methods(cls):
         """The attributes named like unittest's methods (``assertEqual``, ``fail``...) of a test class and

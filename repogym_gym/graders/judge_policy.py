@@ -194,7 +194,7 @@ def install(config):
         module_codes={},  # abs path -> codes its bytes compile to (plain, assertion-rewritten)
         module_dicts={},  # id(globals) -> abs path, for verified grader modules
         grader_modules=[],  # their globals, in the order they started to run (watched once their import returned)
-        imports={},  # abs path -> {name: (module, attribute)} its top-level imports bind
+        imports={}, decorated={},  # abs path -> {name: (module, attribute)} its top-level imports bind; {def: decorators' root names}
         bound={},  # abs path -> every name it binds anywhere (None: a star import), for planted builtin shadows
         qualnames={},  # abs path -> qualified names of the functions it defines
         lines={},  # abs path -> what each line's module-level statements bind (judge_statements.line_table)

@@ -219,3 +219,34 @@ def test_tests_inherited_from_a_mixin_in_another_file_are_graded_by_their_node_i
     noop = grade_patch(task, "")
     assert noop.score == 0.0 and not noop.infra_error, noop.summary()
     assert set(noop.fail_to_pass.values()) == {"failed"} and set(noop.pass_to_pass.values()) == {"passed"}
+
+
+# -- a helper the test file decorates with the package's own decorator (issue 12) -----------------
+
+#: cachetools' tests/test_threading.py does ``@cached(cache=LRUCache(1), ...) def func(): ...``: the
+#: name binds the package's wrapper (``functools.update_wrapper``), code under test, not the function
+#: the file defines. The judge voided every run of such a file ("func is not the function its file
+#: defines"), so 6 of 11 cachetools history candidates (the commit that added the file and every
+#: later one) were "suite_did_not_run". A test file's own decorator's wrapper counts the same way.
+DECORATED_FILES = {
+    "calc/memo.py": "import functools\n\n\ndef memo(func):\n    seen = {}\n\n"
+                    "    def wrapper(*args):\n        if args not in seen:\n            seen[args] = func(*args)\n"
+                    "        return seen[args]\n\n    return functools.update_wrapper(wrapper, func)\n",
+    "tests/test_decorated.py": "from calc import add\nfrom calc.memo import memo\n\n\n"
+                               "def logged(func):\n    def inner(*args):\n        return func(*args)\n    return inner\n\n\n"
+                               "@memo\ndef double(x):\n    return add(x, x)\n\n\n@logged\ndef triple(x):\n    return add(add(x, x), x)\n\n\n"
+                               "def test_double():\n    assert double(2) == 4\n\n\ndef test_triple():\n    assert triple(1) == 3\n",
+}
+DECORATED_TESTS = {"command": "python -m pytest -q --junitxml={junit} tests",
+                   "fail_to_pass": ["tests/test_decorated.py::test_double", "tests/test_decorated.py::test_triple"],
+                   "pass_to_pass": ["tests/test_calc.py::test_sub"]}
+
+
+@pytest.mark.slow
+def test_a_helper_decorated_by_the_package_or_by_the_test_file_is_not_a_policy_violation(make_task: MakeTask) -> None:
+    task = make_task(files=DECORATED_FILES, tests=DECORATED_TESTS)
+    golden = grade_patch(task, task.golden_patch())
+    assert golden.score == 1.0 and not golden.infra_error, golden.summary()
+    noop = grade_patch(task, "")
+    assert noop.score == 0.0 and not noop.infra_error, noop.summary()
+    assert set(noop.fail_to_pass.values()) == {"failed"}
