@@ -13,7 +13,9 @@ parallel calls has every one of them run, not just the first. :func:`parse_calls
 - anything else (a dict, an Action model, a Gymnasium dict action) is one call.
 
 Each call keeps its own id (``id`` or ``tool_call_id`` of an OpenAI tool call) so a trainer can
-answer it with a ``tool`` message; a call with none gets ``call_<k>``, k its position in the step.
+answer it with a ``tool`` message; a call with none gets ``call_<k>``, k its position in the step
+(``call_<k>_<n>`` where the completion itself used that id). A call whose id repeats an earlier
+call's, or is not valid UTF-8 (a lone surrogate), is refused: its result could not be told apart.
 A call that does not parse is a :class:`ToolCall` with ``error`` set, never an exception; the
 other calls of the completion still run.
 
@@ -93,23 +95,44 @@ def _pieces(action: Any) -> list[Any]:
     return pieces
 
 
-def _call_id(piece: Any, k: int) -> str:
-    if isinstance(piece, Mapping):
-        for key in ("id", "tool_call_id"):
-            if isinstance(piece.get(key), str) and piece[key]:
-                return str(piece[key])[:200]
-    return f"call_{k}"
-
-
-def _read_call(piece: Any, k: int) -> ToolCall:
-    call_id = f"call_{k}"
+def _sent_id(piece: Any) -> str | None:
     try:
-        call_id = _call_id(piece, k)
+        if isinstance(piece, Mapping):
+            for key in ("id", "tool_call_id"):
+                if isinstance(piece.get(key), str) and piece[key]:
+                    return str(piece[key])[:200]
+    except Exception:  # noqa: BLE001 - a policy's Mapping may raise anything: the call's own read names it
+        pass
+    return None
+
+
+def _read_call(piece: Any, k: int, sent: list[str | None]) -> ToolCall:
+    """Call ``k`` of the step (``sent``: the ids the completion gave, None where it gave none)."""
+    call_id: str | None = None
+    try:
+        call_id = sent[k]
+        if call_id is None:
+            call_id, n = f"call_{k}", 1
+            while call_id in sent:
+                call_id, n = f"call_{k}_{n}", n + 1
+        elif not _encodable(call_id):
+            return ToolCall(f"call_{k}", piece, error="the tool call's id is not valid UTF-8; send it as text")
+        elif call_id in sent[:k]:
+            return ToolCall(call_id, piece, error=f"tool call id {call_id!r} repeats call {sent.index(call_id) + 1}'s; "
+                                                  "each call of a step needs its own id")
         return ToolCall(call_id, piece, action=parse_action(piece))
     except ActionError as exc:
-        return ToolCall(call_id, piece, error=str(exc))
+        return ToolCall(call_id or f"call_{k}", piece, error=str(exc))
     except Exception as exc:  # noqa: BLE001 - a bad action is data: a policy's Mapping may raise anything, a field nested 100,000 deep RecursionError
-        return ToolCall(call_id, piece, error=f"the action could not be read: {type(exc).__name__}")
+        return ToolCall(call_id or f"call_{k}", piece, error=f"the action could not be read: {type(exc).__name__}")
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _whole_list(action: Any) -> list[Any] | None:
@@ -140,4 +163,5 @@ def parse_calls(action: Any) -> list[ToolCall]:
     if len(pieces) > MAX_CALLS:
         return [ToolCall("call_0", f"<{len(pieces)} tool calls>",
                          error=f"{len(pieces)} tool calls in one step; at most {MAX_CALLS} run per step")]
-    return [_read_call(piece, k) for k, piece in enumerate(pieces)]
+    sent = [_sent_id(piece) for piece in pieces]
+    return [_read_call(piece, k, sent) for k, piece in enumerate(pieces)]

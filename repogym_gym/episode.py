@@ -283,7 +283,8 @@ class Episode:
                                 "content": f"Not run: the episode ended at call {len(done)} of {len(calls)}."})
         last = done[-1]
         if len(calls) == 1:
-            return StepResult(last.observation, last.reward, last.terminated, last.truncated, last.info | {"tool_results": results})
+            return StepResult(last.observation, last.reward, last.terminated, last.truncated,
+                              safe_json(last.info | {"tool_results": results}))
         # a call not run because an earlier one ended the episode is no error of the completion's
         errors = [f"{r['tool_call_id']}: {r['error']}" for r in results[:len(done)] if r["error"] is not None]
         text = "\n\n".join(f"[call {k + 1} of {len(calls)}: {r['name'] or 'invalid'} ({r['tool_call_id']})]\n{r['content']}"

@@ -39,6 +39,19 @@ def test_a_json_list_and_a_list_of_openai_tool_calls_keep_their_ids() -> None:
         assert [(c.call_id, c.name) for c in calls] == [("call_a1", "read"), ("call_b2", "submit")]
 
 
+def test_call_ids_are_unique_and_valid_utf8_within_a_step() -> None:
+    """Red-team round 44: ``[{"name": "list_files"}, {"id": "call_0", ...}]`` gave two results with id
+    ``call_0``, and a lone-surrogate id reached ``info`` (UTF-8 encoding of the tool message raised in
+    the trainer): a trainer matching results to calls by id lost one."""
+    calls = parse_calls([{"name": "test", "arguments": {}}, {"id": "call_0", "name": "submit", "arguments": {}}])
+    assert [(c.call_id, c.name, c.error) for c in calls] == [("call_0_1", "test", None), ("call_0", "submit", None)]
+    twice = parse_calls([{"id": "x", "name": "test", "arguments": {}}, {"id": "x", "name": "submit", "arguments": {}}])
+    assert [c.action for c in twice] == [TestAction(), None]
+    assert twice[1].error == "tool call id 'x' repeats call 1's; each call of a step needs its own id"
+    [bad] = parse_calls({"id": "call_\udcff\ud800", "name": "submit", "arguments": {}})
+    assert bad.action is None and bad.call_id == "call_0" and "not valid UTF-8" in str(bad.error)
+
+
 def test_an_unclosed_last_tool_call_and_a_whole_assistant_message_parse() -> None:
     """New-user trial: vLLM leaves the stop string ``</tool_call>`` out by default, and an OpenAI assistant
     message passed whole was "unknown action kind None"."""

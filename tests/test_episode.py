@@ -980,6 +980,15 @@ def test_every_call_of_a_completion_runs_in_order_one_step_each(started: Episode
     assert result.info["action_error"] is None  # every call that ran worked (new-user trial: a 1.0 reported one)
 
 
+def test_one_call_with_a_surrogate_id_leaves_info_valid_utf8(started: Episode) -> None:
+    """Red-team round 44: with one call per step, ``tool_results`` skipped ``safe_json`` and kept a
+    lone-surrogate id; ``json.dumps(info).encode()`` raised in the trainer."""
+    result = started.step({"id": "call_\udcff\ud800", "name": "list_files", "arguments": {}})
+    json.dumps(result.info, ensure_ascii=False).encode("utf-8")
+    assert result.info["tool_results"][0]["tool_call_id"] == "call_0"
+    assert "not valid UTF-8" in result.info["action_error"]
+
+
 def test_a_bad_call_is_its_own_error_and_the_budget_counts_every_call(tiny_task: Task, tmp_path: Path) -> None:
     env = Episode(tiny_task, max_steps=3, trajectory_dir=tmp_path)
     try:
