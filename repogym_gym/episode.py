@@ -206,6 +206,40 @@ class Episode:
         self.last_observation = obs
         return obs, info
 
+    def fork(self, *, sandbox: Sandbox | None = None) -> Episode:
+        """A copy of the running episode that goes on independently: same task, options, budget, steps
+        taken and trajectory so far, in a new workspace holding a copy of this one's work tree
+        (:meth:`Workspace.fork`). For tree search and GEM's ``spawn(same_state=True)``; each copy is
+        graded on its own tree.
+
+        Args:
+            sandbox: Where the copy runs (default: this episode's sandbox; the copy gets its own
+                container in Docker).
+
+        Raises:
+            EpisodeError: unless an episode is running with a workspace, or when the work tree cannot be
+                copied (the disk, say).
+        """
+        if self._state != "running" or self.workspace is None or self._infra_error is not None:
+            raise EpisodeError(f"fork() needs a running episode with a workspace (this one is {self._state}"
+                               f"{': ' + self._infra_error if self._infra_error else ''})")
+        twin = Episode(self.task, sandbox=sandbox or self.sandbox, store=self.store, max_steps=self.max_steps,
+                       reward_shaping=self.reward_shaping, allowlist=self.allowlist, trajectory_dir=self.trajectory_dir,
+                       env_spec_json=self.env_spec_json, grader=self.grader)
+        try:
+            twin.workspace = self.workspace.fork()
+            twin._sandbox.open(twin.workspace.path)
+        except (WorkspaceError, SandboxError, OSError) as exc:
+            twin.close()
+            raise EpisodeError(f"cannot fork the episode: {type(exc).__name__}: {exc}") from None
+        twin._state, twin._step, twin._started = "running", self._step, time.monotonic()
+        twin._shaped, twin._best_visible, twin._visible_passing = self._shaped, self._best_visible, self._visible_passing
+        twin.last_observation = self.last_observation
+        if self._trajectory is not None:
+            twin._trajectory = self._trajectory.model_copy(deep=True, update={
+                "episode_id": secrets.token_hex(6), "forked_from": (self._trajectory.episode_id, self._step)})
+        return twin
+
     def step(self, action: Any) -> StepResult:
         """Carry out an action, or every tool call of a completion; grade on Submit or when the step
         budget runs out.

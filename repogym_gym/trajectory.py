@@ -63,6 +63,8 @@ class Trajectory(BaseModel):
         infra_error: Set when infrastructure failed (the reward is then 0 and should be masked).
         terminated: Ended by Submit.
         truncated: Ended by the step budget.
+        forked_from: ``[episode_id, step]`` of the episode this one was forked from (its steps up to
+            then are this one's first steps), or None.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -78,6 +80,7 @@ class Trajectory(BaseModel):
     infra_error: str | None = None
     terminated: bool = False
     truncated: bool = False
+    forked_from: tuple[str, int] | None = None
 
     def write(self, directory: Path) -> Path:
         """Write ``<directory>/<task_id>-<episode_id>.json`` (UTF-8) and return its path.

@@ -22,6 +22,7 @@ import errno
 import os
 import shutil
 import stat
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -129,6 +130,29 @@ class Workspace:
             shutil.rmtree(root, ignore_errors=True)
             raise
         return cls(task, baseline, root, store)
+
+    def fork(self, parent_dir: str | os.PathLike[str] | None = None) -> Workspace:
+        """A new workspace whose work tree is a copy of this one's, as it is now, with its own git store.
+
+        The copy is ``cp -a`` (GNU coreutils): modes, owners, symlinks, hard links and special files
+        (a FIFO is made, never read) as they are, trees deeper than ``PATH_MAX`` included. Nothing
+        bounds its size but the disk: the work tree is already bounded by the task's disk limit.
+
+        Raises:
+            WorkspaceError: when the copy or the git store cannot be made (a full disk, say).
+        """
+        root = owned_tempdir("repogym-workspace-", self.task.id, parent_dir)
+        try:
+            copied = subprocess.run(["cp", "-a", "--", str(self.path), str(root / "repo")], capture_output=True,
+                                    text=True, errors="replace", check=False)
+            if copied.returncode != 0:
+                raise WorkspaceError(f"cannot fork workspace {self.path}: {copied.stderr.strip()[-500:]}")
+            git = GitStore.create(root / "git", alternate=self.baseline.store.git_dir)
+            git.git("update-ref", BASELINE_REF, self.baseline.commit)
+        except BaseException:
+            force_rmtree(root)
+            raise
+        return type(self)(self.task, self.baseline, root, self.store)
 
     # -- files -------------------------------------------------------------------------------
 

@@ -15,8 +15,10 @@ an observation with ``info["parse_error"]``, never an exception.
 
 from __future__ import annotations
 
+import copy
 import os
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,7 @@ from repogym_gym.actions import Observation
 from repogym_gym.baseline import BaselineStore
 from repogym_gym.episode import Episode, EpisodeError, check_max_steps
 from repogym_gym.errors import TaskNotFoundError
+from repogym_gym.gym.aio import run_blocking
 from repogym_gym.gym.spaces import NO_EXIT_CODE, action_space, observation_space
 from repogym_gym.sandbox import Sandbox, SandboxConfig, make_sandbox, sandbox_config
 from repogym_gym.task import Task, load_tasks, resolve_suite, resolve_task
@@ -35,7 +38,8 @@ __all__ = ["RepoGymEnv"]
 
 #: Why a live env is neither copied nor pickled: a copy would share its workspace, sandbox and episode.
 _NO_COPY = ("a RepoGym env cannot be copied or pickled: it owns a live workspace and sandbox, which a copy would "
-            "share; make another with gym.make(env.spec.id, ...) (Gymnasium's AsyncVectorEnv pickles the env "
+            "share; env.unwrapped.fork() copies the running episode into a workspace of its own, and "
+            "gym.make(env.spec.id, ...) makes another (Gymnasium's AsyncVectorEnv pickles the env "
             "functions, not envs, so it works)")
 
 #: What ``reset(options=...)`` may hold: the filters of a suite env's draw.
@@ -101,6 +105,7 @@ class RepoGymEnv(gym.Env[dict[str, Any], Any]):
         self._store = BaselineStore(Path(cache_dir)) if cache_dir else None
         self._episode: Episode | None = None
         self._time_limit: int | None = None
+        self._busy = threading.Lock()  # one call at a time: areset/astep from two tasks of a loop must not interleave
 
     @property
     def sandbox_name(self) -> str:
@@ -184,6 +189,58 @@ class RepoGymEnv(gym.Env[dict[str, Any], Any]):
         for sandbox in self._sandboxes.values():
             sandbox.close()  # made by this env (make_sandbox); Docker's holds a client and containers
         super().close()
+
+    def fork(self) -> RepoGymEnv:
+        """A new env whose running episode is a copy of this one's (:meth:`Episode.fork
+        <repogym_gym.episode.Episode.fork>`: the work tree as it is now, the steps taken, the budget);
+        the two go on independently and are graded on their own trees. It has its own sandbox and
+        the same options, seed state and draw; close it like any env. Wrappers are not copied:
+        ``env.unwrapped.fork()`` of a ``gym.make`` env keeps its ``max_episode_steps`` grading, which
+        lives in the episode's budget.
+
+        Raises:
+            EpisodeError: before reset, after the episode ended, or when the work tree cannot be copied.
+        """
+        if self._episode is None:
+            raise EpisodeError("fork() called before reset()")
+        twin = RepoGymEnv(self._fixed, suite=self._suite, render_mode=self.render_mode, sandbox=self._requested,
+                          **self._options)  # type: ignore[arg-type]
+        try:
+            twin._store, twin._time_limit, twin._suite_tasks, twin.spec = self._store, self._time_limit, self._suite_tasks, self.spec
+            twin._np_random, twin._np_random_seed = copy.deepcopy(self._np_random), self._np_random_seed
+            twin._sandbox = twin._sandbox_for(self._episode.task)
+            twin._episode = self._episode.fork(sandbox=twin._sandbox)
+        except BaseException:
+            twin.close()
+            raise
+        return twin
+
+    # -- async API: each call on the shared thread pool (repogym_gym.gym.aio) ------------------
+
+    async def areset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+        """:meth:`reset`, awaited: the workspace is made on a thread of the shared pool."""
+        return await run_blocking(self._alone, self.reset, seed=seed, options=options)
+
+    async def astep(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        """:meth:`step`, awaited: commands, tests and grading run on a thread of the shared pool, so one
+        event loop drives many episodes (``asyncio.gather`` over envs).
+
+        Raises:
+            EpisodeError: as :meth:`step`, or when another call of this env is still running.
+        """
+        return await run_blocking(self._alone, self.step, action)
+
+    async def aclose(self) -> None:
+        """:meth:`close`, awaited."""
+        await run_blocking(self.close)
+
+    def _alone(self, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        if not self._busy.acquire(blocking=False):
+            raise EpisodeError("another call of this env is still running; await it before the next (one env, one episode)")
+        try:
+            return call(*args, **kwargs)
+        finally:
+            self._busy.release()
 
     def __deepcopy__(self, memo: dict[int, Any]) -> RepoGymEnv:
         raise TypeError(_NO_COPY)
