@@ -10,6 +10,8 @@ environment come from the user cache (the first run downloads them; that time is
     python benchmarks/mine_throughput.py [--package jmespath] [--tasks 8] [--seed 1]
     python benchmarks/mine_throughput.py --miner history --repo ~/src/toolz --range 5eee30e~40..5eee30e \
         --package toolz --command "python -m pytest -q --junitxml={junit} toolz/tests"
+    python benchmarks/mine_throughput.py --miner history --repo ~/src/cachetools --range HEAD~80..HEAD \
+        --package cachetools --pythonpath src
 """
 
 from __future__ import annotations
