@@ -64,6 +64,7 @@ from repogym_gym.task import Task, load_task, load_tasks
 from repogym_gym.validate import TaskValidation, validate_task
 from repogym_gym.workspace import Workspace
 
+from repogym_gym.gym.dataset import dataset  # isort: skip
 from repogym_gym.gym.registration import register_bundled as _register_bundled, register_suite  # isort: skip
 
 __version__ = "0.1.0"
@@ -125,6 +126,7 @@ __all__ = [
     "Workspace",
     "WorkspaceError",
     "__version__",
+    "dataset",
     "default_grader",
     "grade_patch",
     "grade_workspace",

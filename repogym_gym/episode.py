@@ -55,7 +55,7 @@ from repogym_gym.trajectory import Trajectory, TrajectoryStep
 from repogym_gym.venvs import venv_environ
 from repogym_gym.workspace import Workspace
 
-__all__ = ["MAX_OBSERVATION_CHARS", "MAX_STEPS", "Episode", "EpisodeError", "RepoEnv", "StepResult", "check_max_steps"]
+__all__ = ["MAX_OBSERVATION_CHARS", "MAX_STEPS", "Episode", "EpisodeError", "RepoEnv", "StepResult", "check_max_steps", "task_heading"]
 
 _log = logging.getLogger(__name__)
 
@@ -103,6 +103,11 @@ def _bounded_repr(value: Any) -> str:
         return _REPR.repr(value)
     except Exception as exc:  # noqa: BLE001 - a policy's action object's own __repr__ may raise anything
         return f"<{type(value).__name__} whose repr failed: {type(exc).__name__}>"
+
+
+def task_heading(task: Task) -> str:
+    """The task's id, type and problem statement: how every episode's first observation begins."""
+    return f"Task {task.id} ({task.spec.type}).\n\n{task.spec.problem_statement.strip()}"
 
 
 def check_max_steps(max_steps: int) -> None:
@@ -423,7 +428,7 @@ class Episode:
         assert self.workspace is not None
         files = self.workspace.list_files()
         shown = files[:_TREE_LIMIT] + ([f"... and {len(files) - _TREE_LIMIT} more"] if len(files) > _TREE_LIMIT else [])
-        return (f"Task {self.task.id} ({self.task.spec.type}).\n\n{self.task.spec.problem_statement.strip()}\n\n"
+        return (f"{task_heading(self.task)}\n\n"
                 f"Repository files:\n" + "\n".join(shown) + f"\n\nYou have {self.max_steps} steps. Actions: read, write, "
                 "edit, run, test (visible tests), list_files, submit (grades the repository).")
 

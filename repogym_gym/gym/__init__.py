@@ -12,6 +12,7 @@ Importing :mod:`repogym_gym` registers ``RepoGym/<task>-v0`` for every bundled t
                                                          "old": "", "new": "", "command": ""})
 """
 
+from repogym_gym.gym.dataset import dataset
 from repogym_gym.gym.env import RepoGymEnv
 from repogym_gym.gym.registration import (
     gym_id,
@@ -47,6 +48,7 @@ __all__ = [
     "ThreadVectorEnv",
     "UnicodeText",
     "batch_actions",
+    "dataset",
     "group_advantages",
     "gym_id",
     "make_task_env",
