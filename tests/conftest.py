@@ -137,3 +137,14 @@ def small_tmpfs(tmp_path: Path) -> Iterator[Callable[[str], Path]]:
     finally:
         for point in reversed(mounts):
             subprocess.run(["umount", "-l", str(point)], check=False, timeout=30)
+
+
+@pytest.fixture
+def restore_registry() -> Iterator[None]:
+    """Gymnasium ids registered during a test are removed after it (tasks of different tests share ids)."""
+    import gymnasium as gym
+
+    before = set(gym.registry)
+    yield
+    for env_id in set(gym.registry) - before:
+        del gym.registry[env_id]

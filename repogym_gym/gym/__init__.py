@@ -16,6 +16,7 @@ from repogym_gym.gym.dataset import dataset
 from repogym_gym.gym.env import RepoGymEnv
 from repogym_gym.gym.registration import (
     gym_id,
+    make_env,
     make_task_env,
     register_bundled,
     register_suite,
@@ -51,6 +52,7 @@ __all__ = [
     "dataset",
     "group_advantages",
     "gym_id",
+    "make_env",
     "make_task_env",
     "make_group",
     "make_thread_vec",

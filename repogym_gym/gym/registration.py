@@ -37,6 +37,7 @@ __all__ = [
     "ENTRY_POINT",
     "NAMESPACE",
     "gym_id",
+    "make_env",
     "make_task_env",
     "register_bundled",
     "register_suite",
@@ -142,3 +143,13 @@ def make_task_env(task_id: str, **kwargs: object) -> gym.Env:
         gymnasium.error.Error: when ``task_id`` is not registered (register its suite first).
     """
     return gym.make(gym_id(task_id), **kwargs)  # type: ignore[arg-type]  # gym.make's own keywords pass through
+
+
+def make_env(env_id: str, **kwargs: object) -> gym.Env:
+    """``gym.make(env_id, **kwargs)`` for callers outside the gym layer (the integrations), which do not
+    import gymnasium themselves.
+
+    Raises:
+        gymnasium.error.Error: when ``env_id`` is not registered (register its suite first).
+    """
+    return gym.make(env_id, **kwargs)  # type: ignore[arg-type]  # gym.make's own keywords pass through

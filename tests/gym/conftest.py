@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import gymnasium as gym
 import pytest
 
 from repogym_gym.gym import register_suite
 
 
 @pytest.fixture(autouse=True)
-def _restore_registry() -> Iterator[None]:
+def _restore_registry(restore_registry: None) -> None:
     """Ids registered by a test are removed after it (tasks of different tests share ids)."""
-    before = set(gym.registry)
-    yield
-    for env_id in set(gym.registry) - before:
-        del gym.registry[env_id]
 
 
 @pytest.fixture

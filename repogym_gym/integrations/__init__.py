@@ -1,0 +1,7 @@
+"""Adapters to the LLM-RL libraries, one small module each, imported only by who uses it.
+
+Each adapter is thin: what every trainer needs (every tool call of a completion, grading when the
+trainer stops the rollout, an ``infra_error`` to mask) lives in the core episode API.
+
+- :mod:`repogym_gym.integrations.skyrl`: SkyRL-gym's ``BaseTextEnv`` (``pip install "repogym_gym[skyrl]"``).
+"""

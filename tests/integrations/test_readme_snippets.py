@@ -1,0 +1,29 @@
+"""Each "Train with …" block of the README runs as written (the model's completion given)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from tests.integrations.helpers import require_library
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def _block(heading: str) -> str:
+    section = README.read_text().split(f"### {heading}\n", 1)[1].split("\n## ", 1)[0].split("\n### ", 1)[0]
+    [code] = re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)
+    return code
+
+
+def test_the_skyrl_block_plays_an_episode() -> None:
+    require_library("skyrl_gym", "skyrl")
+    submit = f"<tool_call>{json.dumps({'name': 'submit', 'arguments': {}})}</tool_call>"
+    scope: dict[str, object] = {"completion": "Submitting as it is.\n" + submit}
+    exec(compile(_block("SkyRL-gym"), "README.md", "exec"), scope)  # noqa: S102 - the README's own code
+    out = scope["out"]
+    assert isinstance(out, dict) and out["done"] is True and out["reward"] == 0.0
+    assert out["metadata"]["infra_error"] is None and out["metadata"]["score"] == 0.0
+    messages = scope["messages"]
+    assert isinstance(messages, list) and "Repository files:" in messages[-1]["content"]
