@@ -21,6 +21,7 @@ from repogym_gym.cli.mine import mine_app
 from repogym_gym.cli.realcode import realcode_command
 from repogym_gym.cli.report import leaderboard_command, report_command
 from repogym_gym.cli.run import run_command
+from repogym_gym.cli.serve import serve_command
 from repogym_gym.cli.tasks import tasks_app
 from repogym_gym.cli.validate import validate_command
 from repogym_gym.errors import RepoGymError
@@ -61,6 +62,7 @@ app.command("run")(run_command)
 app.command("export")(export_command)
 app.command("report")(report_command)
 app.command("leaderboard")(leaderboard_command)
+app.command("serve")(serve_command)
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 3

@@ -1,0 +1,108 @@
+"""RemoteEnv: a ``gymnasium.Env`` whose episodes run on a ``repogym serve`` server (:mod:`repogym_gym.serve`).
+
+Same spaces, same 5-tuple and infos as the local env; the workspace, sandbox and grading live on the
+server, one session per RemoteEnv (made at construction, closed by :meth:`close`; a session left idle
+past the server's ``--idle-timeout`` is closed there and the next call raises).
+
+Example:
+    >>> env = RemoteEnv("http://127.0.0.1:8000", "RepoGym/parse-duration-v0", sandbox="bwrap")  # doctest: +SKIP
+    >>> obs, info = env.reset(seed=0)                                                          # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import httpx
+import numpy as np
+
+from repogym_gym.episode import EpisodeError
+from repogym_gym.gym.spaces import action_space, observation_space
+
+__all__ = ["RemoteEnv"]
+
+
+def _plain(value: Any) -> Any:
+    """An action as JSON can carry it (a Dict-space action holds a numpy ``kind``)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.ndarray | np.generic):
+        return value.tolist()
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    return value
+
+
+class RemoteEnv(gym.Env[dict[str, Any], Any]):
+    """An env served by ``repogym serve``.
+
+    Args:
+        url: The server, e.g. ``http://127.0.0.1:8000``.
+        env_id: A ``RepoGym/...`` id registered on the server (``RepoGym/Task-v0`` with ``task=``
+            plays any task directory the server can read).
+        timeout_s: Seconds one call may take (a step runs tests; grading may take minutes).
+        **kwargs: ``gym.make`` options for the server: ``task``, ``suite``, ``sandbox``,
+            ``max_steps``, ``reward_shaping``, ``max_episode_steps``.
+
+    Raises:
+        EpisodeError: when the server refuses a call (its message: an unknown id, an expired session,
+            a call while another of this env runs), or cannot be reached.
+    """
+
+    metadata = {"render_modes": []}
+
+    def __init__(self, url: str, env_id: str, *, timeout_s: float = 900.0, **kwargs: Any) -> None:
+        self.observation_space = observation_space()
+        self.action_space = action_space()
+        self._client = httpx.Client(base_url=url.rstrip("/"), timeout=timeout_s)
+        self.session_id: str | None = None
+        try:
+            self.session_id = self._call("post", "/sessions", {"env_id": env_id, "kwargs": kwargs})["session_id"]
+        except BaseException:
+            self._client.close()
+            raise
+
+    def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+        try:
+            response = self._client.request(method, path, json=body)
+        except httpx.HTTPError as exc:
+            raise EpisodeError(f"the env server at {self._client.base_url} cannot be reached: {type(exc).__name__}: {exc}") from None
+        if response.status_code != 200:
+            try:
+                message = response.json().get("error") or response.text
+            except ValueError:
+                message = response.text
+            raise EpisodeError(f"the env server refused {method.upper()} {path} ({response.status_code}): {message}")
+        return response.json()
+
+    @staticmethod
+    def _observation(obs: dict[str, Any]) -> dict[str, Any]:
+        return {"text": obs["text"], **{k: np.asarray(obs[k], dtype=np.int64) for k in ("step", "steps_left", "exit_code")}}
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+        super().reset(seed=seed)
+        out = self._call("post", f"/sessions/{self.session_id}/reset", {"seed": seed, "options": options})
+        return self._observation(out["observation"]), out["info"]
+
+    def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        out = self._call("post", f"/sessions/{self.session_id}/step", {"action": _plain(action)})
+        return self._observation(out["observation"]), out["reward"], out["terminated"], out["truncated"], out["info"]
+
+    def truncate(self, reason: str) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        """Grade the running episode now, as the step budget would (``truncated=True``)."""
+        out = self._call("post", f"/sessions/{self.session_id}/truncate", {"reason": reason})
+        return self._observation(out["observation"]), out["reward"], out["terminated"], out["truncated"], out["info"]
+
+    def close(self) -> None:
+        """End the session (the server removes its workspace); idempotent."""
+        if self.session_id is not None:
+            session_id, self.session_id = self.session_id, None
+            try:
+                self._call("delete", f"/sessions/{session_id}")
+            except EpisodeError:
+                pass  # already expired or the server is gone: nothing of ours is left there
+        self._client.close()
+        super().close()
