@@ -23,6 +23,7 @@ and ``except RepoGymError`` both work::
     ├── ActionError (ValueError)              an agent's action that cannot be parsed or validated
     ├── CommandRefusedError (ValueError)      a Run command the allowlist refuses
     ├── EpisodeError (RuntimeError)           step() before reset() or after the episode ended
+    ├── ServeError                            a request `repogym serve` refuses (its HTTP status kept)
     ├── JUnitParseError (ValueError)          an empty, missing or malformed JUnit report
     ├── GraderError                           a grader could not produce a score
     ├── MiningError (RuntimeError)            a package's tests could not be mined
@@ -68,6 +69,7 @@ __all__ = [
     "SandboxConfigError",
     "SandboxError",
     "SandboxUnavailableError",
+    "ServeError",
     "SetupError",
     "SourceError",
     "TaskError",
@@ -160,6 +162,14 @@ class CommandRefusedError(RepoGymError, ValueError):
 
 class EpisodeError(RepoGymError, RuntimeError):
     """``step()`` before ``reset()`` or after the episode ended."""
+
+
+class ServeError(RepoGymError):
+    """A request ``repogym serve`` refuses; ``status`` is its HTTP status (404, 409, 422, 429)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class JUnitParseError(RepoGymError, ValueError):

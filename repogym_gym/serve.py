@@ -5,7 +5,7 @@ each. The client is :class:`repogym_gym.gym.remote.RemoteEnv`, a ``gymnasium.Env
 
 - ``POST /sessions`` ``{"env_id", "kwargs"}`` -> ``{"session_id"}``: ``gym.make(env_id, **kwargs)``
   on the server; ``kwargs`` may be ``task``, ``suite``, ``sandbox``, ``max_steps``,
-  ``reward_shaping``, ``max_episode_steps`` (nothing that names a path to write);
+  ``reward_shaping``, ``max_episode_steps``, ``observation_mode`` (nothing that names a path to write);
 - ``POST /sessions/{id}/reset`` ``{"seed", "options"}`` -> ``{"observation", "info"}``;
 - ``POST /sessions/{id}/step`` ``{"action"}`` -> ``{"observation", "reward", "terminated", "truncated", "info"}``;
 - ``POST /sessions/{id}/truncate`` ``{"reason"}``: grade the running episode now (as the budget would);
@@ -35,23 +35,15 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from repogym_gym.errors import RepoGymError
+from repogym_gym.errors import RepoGymError, ServeError
 from repogym_gym.gym import make_env
 
-__all__ = ["ALLOWED_KWARGS", "SessionStore", "create_app"]
+__all__ = ["ALLOWED_KWARGS", "SessionStore", "create_app", "jsonable"]
 
 _log = logging.getLogger(__name__)
 
 #: What a client may pass to ``gym.make`` on the server.
-ALLOWED_KWARGS = frozenset({"task", "suite", "sandbox", "max_steps", "reward_shaping", "max_episode_steps"})
-
-
-class ServeError(RepoGymError):
-    """A request the server refuses; ``status`` is its HTTP status."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
+ALLOWED_KWARGS = frozenset({"task", "suite", "sandbox", "max_steps", "reward_shaping", "max_episode_steps", "observation_mode"})
 
 
 @dataclass

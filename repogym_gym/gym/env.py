@@ -25,12 +25,13 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from repogym_gym.actions import Observation
+from repogym_gym.actions import Observation, tool_schema
 from repogym_gym.baseline import BaselineStore
-from repogym_gym.episode import Episode, EpisodeError, check_max_steps
+from repogym_gym.conversation import SYSTEM_PROMPT
+from repogym_gym.episode import Episode, EpisodeError, StepResult, check_max_steps
 from repogym_gym.errors import TaskNotFoundError
 from repogym_gym.gym.aio import run_blocking
-from repogym_gym.gym.spaces import NO_EXIT_CODE, action_space, observation_space
+from repogym_gym.gym.spaces import NO_EXIT_CODE, action_space, chat_observation_space, observation_space
 from repogym_gym.sandbox import Sandbox, SandboxConfig, make_sandbox, sandbox_config
 from repogym_gym.task import Task, load_tasks, resolve_suite, resolve_task
 
@@ -46,7 +47,11 @@ _NO_COPY = ("a RepoGym env cannot be copied or pickled: it owns a live workspace
 _RESET_OPTIONS = ("task_id", "type", "tags")
 
 
-class RepoGymEnv(gym.Env[dict[str, Any], Any]):
+def _message(role: str, content: str, tool_call_id: str = "") -> dict[str, str]:
+    return {"role": role, "content": content, "tool_call_id": tool_call_id}
+
+
+class RepoGymEnv(gym.Env[Any, Any]):
     """A coding task as a Gymnasium environment.
 
     Args:
@@ -64,6 +69,10 @@ class RepoGymEnv(gym.Env[dict[str, Any], Any]):
         max_steps: Step budget (default: each task's ``limits.max_steps``).
         trajectory_dir: Write a trajectory JSON per episode here.
         cache_dir: Baseline cache directory (default: ``$REPOGYM_CACHE_DIR`` or the user cache).
+        observation_mode: ``"dict"`` (default: text, step, steps_left, exit_code) or ``"chat"``: a
+            tuple of chat messages, the system prompt and the first observation at reset (with the
+            tool schema in ``info["tools"]``), then one ``tool`` message per call of the step, keyed by
+            its ``tool_call_id`` (:func:`~repogym_gym.gym.spaces.chat_observation_space`).
 
     Raises:
         ValueError: when neither or both of ``task`` and ``suite`` are given, or ``max_steps`` is not 1 to
@@ -85,6 +94,7 @@ class RepoGymEnv(gym.Env[dict[str, Any], Any]):
         max_steps: int | None = None,
         trajectory_dir: str | None = None,
         cache_dir: str | None = None,
+        observation_mode: str = "dict",
     ) -> None:
         if (task is None) == (suite is None):
             raise ValueError("give exactly one of task= (a task path or id) and suite= (a suite name or path)")
@@ -92,8 +102,11 @@ class RepoGymEnv(gym.Env[dict[str, Any], Any]):
             check_max_steps(max_steps)
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode {render_mode!r} is not supported; use None or 'ansi'")
+        if observation_mode not in ("dict", "chat"):
+            raise ValueError(f"observation_mode {observation_mode!r} is not one of 'dict', 'chat'")
         self.render_mode = render_mode
-        self.observation_space = observation_space()
+        self.observation_mode = observation_mode
+        self.observation_space = chat_observation_space() if observation_mode == "chat" else observation_space()
         self.action_space = action_space()
         self._fixed = resolve_task(task) if task is not None else None
         self._suite = resolve_suite(suite) if suite is not None else None
@@ -125,7 +138,7 @@ class RepoGymEnv(gym.Env[dict[str, Any], Any]):
 
     # -- gymnasium API -----------------------------------------------------------------------
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         """Start an episode; ``options`` narrow a suite env's draw (``task_id``, ``type``, ``tags``).
 
         Raises:
@@ -143,6 +156,9 @@ class RepoGymEnv(gym.Env[dict[str, Any], Any]):
                                     env_spec_json=self._spec_json(), **self._options)  # type: ignore[arg-type]
         self._episode.max_steps = self._budget(task)
         obs, info = self._episode.reset()
+        if self.observation_mode == "chat":
+            info["tools"] = tool_schema()
+            return (_message("system", SYSTEM_PROMPT), _message("user", obs.text)), info
         return self._to_space(obs), info
 
     def _budget(self, task: Task) -> int:
@@ -159,13 +175,12 @@ class RepoGymEnv(gym.Env[dict[str, Any], Any]):
         above its ``TimeLimit``); None: the budget alone."""
         self._time_limit = max_episode_steps
 
-    def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         if self._episode is None:
             raise EpisodeError("step() called before reset()")
-        result = self._episode.step(action)
-        return self._to_space(result.observation), float(result.reward), bool(result.terminated), bool(result.truncated), result.info
+        return self._out(self._episode.step(action))
 
-    def truncate(self, reason: str) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+    def truncate(self, reason: str) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """End the running episode from outside; the workspace is graded as when the step budget
         runs out (``truncated=True``, ``info["truncated_by"] = reason``). Returns the step 5-tuple.
 
@@ -174,8 +189,7 @@ class RepoGymEnv(gym.Env[dict[str, Any], Any]):
         """
         if self._episode is None:
             raise EpisodeError("truncate() called before reset()")
-        result = self._episode.truncate(reason)
-        return self._to_space(result.observation), float(result.reward), bool(result.terminated), bool(result.truncated), result.info
+        return self._out(self._episode.truncate(reason))
 
     def render(self) -> str | None:
         if self.render_mode != "ansi":
@@ -204,7 +218,7 @@ class RepoGymEnv(gym.Env[dict[str, Any], Any]):
         if self._episode is None:
             raise EpisodeError("fork() called before reset()")
         twin = RepoGymEnv(self._fixed, suite=self._suite, render_mode=self.render_mode, sandbox=self._requested,
-                          **self._options)  # type: ignore[arg-type]
+                          observation_mode=self.observation_mode, **self._options)  # type: ignore[arg-type]
         try:
             twin._store, twin._time_limit, twin._suite_tasks, twin.spec = self._store, self._time_limit, self._suite_tasks, self.spec
             twin._np_random, twin._np_random_seed = copy.deepcopy(self._np_random), self._np_random_seed
@@ -217,11 +231,11 @@ class RepoGymEnv(gym.Env[dict[str, Any], Any]):
 
     # -- async API: each call on the shared thread pool (repogym_gym.gym.aio) ------------------
 
-    async def areset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    async def areset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         """:meth:`reset`, awaited: the workspace is made on a thread of the shared pool."""
         return await run_blocking(self._alone, self.reset, seed=seed, options=options)
 
-    async def astep(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+    async def astep(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """:meth:`step`, awaited: commands, tests and grading run on a thread of the shared pool, so one
         event loop drives many episodes (``asyncio.gather`` over envs).
 
@@ -290,6 +304,15 @@ class RepoGymEnv(gym.Env[dict[str, Any], Any]):
         if not candidates:
             raise TaskNotFoundError(f"no task of suite {self._suite} matches reset options {options}")
         return candidates[int(self.np_random.integers(len(candidates)))]
+
+    def _out(self, result: StepResult) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """The step 5-tuple of ``result`` in this env's observation mode."""
+        obs: Any = self._to_space(result.observation)
+        if self.observation_mode == "chat":
+            results = result.info.get("tool_results") or []
+            obs = tuple(_message("tool", r["content"], r["tool_call_id"]) for r in results) or \
+                (_message("user", result.observation.text),)  # truncate(): no call
+        return obs, float(result.reward), bool(result.terminated), bool(result.truncated), result.info
 
     @staticmethod
     def _to_space(obs: Observation) -> dict[str, Any]:

@@ -18,7 +18,7 @@ import httpx
 import numpy as np
 
 from repogym_gym.episode import EpisodeError
-from repogym_gym.gym.spaces import action_space, observation_space
+from repogym_gym.gym.spaces import action_space, chat_observation_space, observation_space
 
 __all__ = ["RemoteEnv"]
 
@@ -36,7 +36,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-class RemoteEnv(gym.Env[dict[str, Any], Any]):
+class RemoteEnv(gym.Env[Any, Any]):
     """An env served by ``repogym serve``.
 
     Args:
@@ -45,7 +45,7 @@ class RemoteEnv(gym.Env[dict[str, Any], Any]):
             plays any task directory the server can read).
         timeout_s: Seconds one call may take (a step runs tests; grading may take minutes).
         **kwargs: ``gym.make`` options for the server: ``task``, ``suite``, ``sandbox``,
-            ``max_steps``, ``reward_shaping``, ``max_episode_steps``.
+            ``max_steps``, ``reward_shaping``, ``max_episode_steps``, ``observation_mode``.
 
     Raises:
         EpisodeError: when the server refuses a call (its message: an unknown id, an expired session,
@@ -55,7 +55,8 @@ class RemoteEnv(gym.Env[dict[str, Any], Any]):
     metadata = {"render_modes": []}
 
     def __init__(self, url: str, env_id: str, *, timeout_s: float = 900.0, **kwargs: Any) -> None:
-        self.observation_space = observation_space()
+        self.observation_mode = str(kwargs.get("observation_mode", "dict"))
+        self.observation_space = chat_observation_space() if self.observation_mode == "chat" else observation_space()
         self.action_space = action_space()
         self._client = httpx.Client(base_url=url.rstrip("/"), timeout=timeout_s)
         self.session_id: str | None = None
@@ -78,20 +79,21 @@ class RemoteEnv(gym.Env[dict[str, Any], Any]):
             raise EpisodeError(f"the env server refused {method.upper()} {path} ({response.status_code}): {message}")
         return response.json()
 
-    @staticmethod
-    def _observation(obs: dict[str, Any]) -> dict[str, Any]:
+    def _observation(self, obs: Any) -> Any:
+        if self.observation_mode == "chat":
+            return tuple(obs)
         return {"text": obs["text"], **{k: np.asarray(obs[k], dtype=np.int64) for k in ("step", "steps_left", "exit_code")}}
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         super().reset(seed=seed)
         out = self._call("post", f"/sessions/{self.session_id}/reset", {"seed": seed, "options": options})
         return self._observation(out["observation"]), out["info"]
 
-    def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         out = self._call("post", f"/sessions/{self.session_id}/step", {"action": _plain(action)})
         return self._observation(out["observation"]), out["reward"], out["terminated"], out["truncated"], out["info"]
 
-    def truncate(self, reason: str) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+    def truncate(self, reason: str) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """Grade the running episode now, as the step budget would (``truncated=True``)."""
         out = self._call("post", f"/sessions/{self.session_id}/truncate", {"reason": reason})
         return self._observation(out["observation"]), out["reward"], out["terminated"], out["truncated"], out["info"]

@@ -29,6 +29,7 @@ from repogym_gym.actions import ACTION_KINDS, TEXT_LIMITS
 from repogym_gym.episode import MAX_OBSERVATION_CHARS, MAX_STEPS
 
 __all__ = ["ACTION_SPACE", "NO_EXIT_CODE", "OBSERVATION_SPACE", "TEXT_LIMITS", "UnicodeText", "action_space", "batch_actions",
+           "chat_observation_space",
            "observation_space"]
 
 #: ``exit_code`` when the step ran no command.
@@ -82,6 +83,16 @@ def observation_space() -> spaces.Dict:
         "steps_left": spaces.Box(0, MAX_STEPS, shape=(), dtype=_INT),
         "exit_code": spaces.Box(NO_EXIT_CODE, 2**31 - 1, shape=(), dtype=_INT),
     })
+
+
+def chat_observation_space() -> spaces.Sequence:
+    """Chat mode's observation (``observation_mode="chat"``): a tuple of messages, each
+    ``{"role", "content", "tool_call_id"}`` (``""`` where a message has no call id)."""
+    return spaces.Sequence(spaces.Dict({
+        "role": UnicodeText(16),
+        "content": UnicodeText(MAX_OBSERVATION_CHARS + 200),
+        "tool_call_id": UnicodeText(256),
+    }), stack=False)
 
 
 ACTION_SPACE = action_space()

@@ -5,3 +5,5 @@ trainer stops the rollout, an ``infra_error`` to mask) lives in the core episode
 
 - :mod:`repogym_gym.integrations.skyrl`: SkyRL-gym's ``BaseTextEnv`` (``pip install "repogym_gym[skyrl]"``).
 """
+
+__all__: list[str] = []

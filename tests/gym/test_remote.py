@@ -105,6 +105,13 @@ def test_bad_requests_are_named(server: tuple[str, Path], tiny_task: Task) -> No
         RemoteEnv(url, "RepoGym/nope-v0")
     with pytest.raises(EpisodeError, match=r"\(422\): kwargs \['trajectory_dir'\] are not allowed"):
         RemoteEnv(url, "RepoGym/Task-v0", task=str(tiny_task.root), trajectory_dir="/tmp/x")
+    chat = RemoteEnv(url, "RepoGym/Task-v0", task=str(tiny_task.root), sandbox="local", observation_mode="chat")
+    try:
+        messages, info = chat.reset(seed=0)
+        assert chat.observation_space.contains(messages) and [m["role"] for m in messages] == ["system", "user"]
+        assert [t["function"]["name"] for t in info["tools"]][-1] == "submit"
+    finally:
+        chat.close()
     env = RemoteEnv(url, "RepoGym/Task-v0", task=str(tiny_task.root), sandbox="local")
     try:
         with pytest.raises(EpisodeError, match=r"\(422\): .*step\(\) called before reset\(\)"):
