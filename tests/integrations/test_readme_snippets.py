@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 from pathlib import Path
 
@@ -27,3 +28,17 @@ def test_the_skyrl_block_plays_an_episode() -> None:
     assert out["metadata"]["infra_error"] is None and out["metadata"]["score"] == 0.0
     messages = scope["messages"]
     assert isinstance(messages, list) and "Repository files:" in messages[-1]["content"]
+
+
+def test_the_gem_block_plays_an_episode() -> None:
+    require_library("gem", "gem")
+    submit = f"<tool_call>{json.dumps({'name': 'submit', 'arguments': {}})}</tool_call>"
+    scope: dict[str, object] = {"completion": submit}
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        exec(compile(_block("GEM"), "README.md", "exec"), scope)  # noqa: S102 - the README's own code
+    finally:  # gem's import calls logging.basicConfig(INFO)
+        root.handlers[:], root.level = handlers, level
+    assert scope["terminated"] is True and scope["reward"] == 0.0
+    assert isinstance(scope["text"], str) and "Grade:" in scope["text"]
