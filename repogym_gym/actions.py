@@ -49,6 +49,7 @@ __all__ = [
     "TOOL_CALL_TAG",
     "Action",
     "ActionError",
+    "BashAction",
     "EditAction",
     "ListFilesAction",
     "Observation",
@@ -114,6 +115,14 @@ class RunAction(_Action):
     command: str = Field(min_length=1, max_length=TEXT_LIMITS["command"], description="Shell command, e.g. 'grep -rn parse_ src'.")
 
 
+class BashAction(_Action):
+    """Run any shell command in the repository (confining sandboxes only: bwrap or docker)."""
+
+    kind: Literal["bash"] = "bash"
+    command: str = Field(min_length=1, max_length=TEXT_LIMITS["command"],
+                         description="Shell command run by bash, e.g. 'pip list | grep req'. Output is capped and timed out.")
+
+
 class TestAction(_Action):
     """Run the task's visible tests and report per-test outcomes."""
 
@@ -135,16 +144,16 @@ class SubmitAction(_Action):
 
 
 Action = Annotated[
-    ReadAction | WriteAction | EditAction | RunAction | TestAction | ListFilesAction | SubmitAction,
+    ReadAction | WriteAction | EditAction | RunAction | TestAction | ListFilesAction | SubmitAction | BashAction,
     Field(discriminator="kind"),
 ]
 _ADAPTER: TypeAdapter[Any] = TypeAdapter(Action)
 
 #: Action kinds in the order of the Gymnasium ``Discrete`` kind index.
-ACTION_KINDS: tuple[str, ...] = ("read", "write", "edit", "run", "test", "list_files", "submit")
+ACTION_KINDS: tuple[str, ...] = ("read", "write", "edit", "run", "test", "list_files", "submit", "bash")
 ACTION_MODELS: dict[str, type[_Action]] = {
     "read": ReadAction, "write": WriteAction, "edit": EditAction, "run": RunAction,
-    "test": TestAction, "list_files": ListFilesAction, "submit": SubmitAction,
+    "test": TestAction, "list_files": ListFilesAction, "submit": SubmitAction, "bash": BashAction,
 }
 #: Every field of some action kind: a field of another kind than the action's is unused, not an error.
 _ALL_FIELDS = frozenset(name for model in ACTION_MODELS.values() for name in model.model_fields)
@@ -257,8 +266,11 @@ def action_to_dict(action: Any) -> dict[str, Any]:
     return action.model_dump(mode="json")
 
 
-def tool_schema() -> list[dict[str, Any]]:
+def tool_schema(*, bash: bool = True) -> list[dict[str, Any]]:
     """OpenAI-style tool definitions, one per action kind, in :data:`ACTION_KINDS` order.
+
+    Args:
+        bash: Include ``bash`` (an episode in the local guardrail refuses it: leave it out there).
 
     Example:
         >>> [t["function"]["name"] for t in tool_schema()][:3]
@@ -266,6 +278,8 @@ def tool_schema() -> list[dict[str, Any]]:
     """
     tools = []
     for kind in ACTION_KINDS:
+        if kind == "bash" and not bash:
+            continue
         model = ACTION_MODELS[kind]
         schema = model.model_json_schema()
         properties = {k: {key: v[key] for key in ("type", "description", "minLength") if key in v}

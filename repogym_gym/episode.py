@@ -481,13 +481,25 @@ class Episode:
 
     def _do_run(self, action: Any) -> Observation:
         check_command(action.command, self.allowlist)
+        return self._shell(action.command)
+
+    def _shell(self, command: str) -> Observation:
+        """``bash -c command`` in the sandbox, timed out and its output capped by the task's limits."""
         limits = self.task.spec.limits
-        result = self._sandbox.run(["bash", "-c", action.command], cwd=self._ws().path, timeout_s=limits.command_timeout_s,
+        result = self._sandbox.run(["bash", "-c", command], cwd=self._ws().path, timeout_s=limits.command_timeout_s,
                                   env=venv_environ(self._ws().baseline.python_env), output_limit_bytes=limits.output_limit_bytes)
         status = (f"[timed out after {limits.command_timeout_s:g} s]" if result.timed_out
                   else f"[exit code {result.exit_code}]")
         error = None if result.ok else status
         return self._observe(f"{result.stdout}{result.stderr}\n{status}".lstrip("\n"), exit_code=result.exit_code, error=error)
+
+    def _do_bash(self, action: Any) -> Observation:
+        """Any command, where the sandbox confines it; the local guardrail refuses it (its commands run on
+        the host: only allowlisted programs through ``run``)."""
+        if not self._sandbox.confining:
+            raise _Refusal("Refused: bash runs any command, so it needs a confining sandbox (bwrap or docker); this "
+                           "episode runs in the local guardrail, where `run` with allowlisted programs works")
+        return self._shell(action.command)
 
     def _do_test(self, action: Any) -> Observation:
         """Run the visible tests as grading would (:func:`~repogym_gym.grading.run_visible_tests`)."""

@@ -96,7 +96,8 @@ def test_a_numpy_integer_kind_parses() -> None:
 
 
 def test_action_kinds_order_is_the_gym_index() -> None:
-    assert ACTION_KINDS == ("read", "write", "edit", "run", "test", "list_files", "submit")
+    """A new kind is appended (bash, issue 14): recorded Dict-space actions keep their meaning."""
+    assert ACTION_KINDS == ("read", "write", "edit", "run", "test", "list_files", "submit", "bash")
 
 
 def test_list_files_path_defaults_to_the_root() -> None:
@@ -129,14 +130,14 @@ def test_action_error_is_a_repogym_error_and_a_value_error() -> None:
 
 @pytest.mark.parametrize("index", [len(ACTION_KINDS), -1, 10**12])
 def test_an_out_of_range_kind_index_is_refused(index: int) -> None:
-    with pytest.raises(ActionError, match=rf"kind index {index} is out of range 0\.\.6"):
+    with pytest.raises(ActionError, match=rf"kind index {index} is out of range 0\.\.{len(ACTION_KINDS) - 1}"):
         parse_action({"kind": index})
 
 
 def test_a_numpy_out_of_range_kind_index_is_refused() -> None:
     np = pytest.importorskip("numpy")
     with pytest.raises(ActionError, match="out of range"):
-        parse_action({"kind": np.int64(7)})
+        parse_action({"kind": np.int64(len(ACTION_KINDS))})
 
 
 @pytest.mark.parametrize("kind", [True, False, 1.0])

@@ -17,12 +17,14 @@ from typing import Any
 
 import pytest
 
-from repogym_gym.actions import ReadAction
+from repogym_gym.actions import BashAction, ReadAction, parse_action, tool_schema
 from repogym_gym.commands import DEFAULT_ALLOWLIST
 from repogym_gym.episode import Episode, EpisodeError, StepResult
 from repogym_gym.errors import RepoGymError
+from repogym_gym.sandbox import make_sandbox
 from repogym_gym.task import Task
 from tests.helpers import CALC_SOURCE, FIXED_SOURCE, HIDDEN_TESTS, VISIBLE_TESTS, MakeTask
+from tests.sandbox.helpers import require_bwrap, require_docker
 
 FIX: dict[str, Any] = {"kind": "write", "path": "calc/__init__.py", "content": FIXED_SOURCE}
 BREAK: dict[str, Any] = {"kind": "write", "path": "calc/__init__.py", "content": CALC_SOURCE}
@@ -1005,3 +1007,44 @@ def test_a_bad_call_is_its_own_error_and_the_budget_counts_every_call(tiny_task:
         assert [s["action"]["kind"] if s["action"] else None for s in steps] == ["read", None, "read"]
     finally:
         env.close()
+
+
+# -- bash (issue 14): any command under the confining sandboxes, refused by the local guardrail --
+
+
+def test_bash_parses_and_is_in_the_schema_unless_left_out() -> None:
+    assert parse_action({"name": "bash", "arguments": {"command": "echo hi | tr a-z A-Z"}}) == BashAction(command="echo hi | tr a-z A-Z")
+    assert [t["function"]["name"] for t in tool_schema()][-1] == "bash"
+    assert "bash" not in [t["function"]["name"] for t in tool_schema(bash=False)]
+
+
+def test_the_local_guardrail_refuses_bash_with_the_reason(tiny_task: Task) -> None:
+    env = Episode(tiny_task, sandbox=make_sandbox("local"))
+    try:
+        env.reset()
+        result = env.step({"kind": "bash", "command": "echo hi"})
+    finally:
+        env.close()
+    assert result.info["action_error"] and "needs a confining sandbox (bwrap or docker)" in result.observation.text
+    assert "hi\n" not in result.observation.text
+
+
+@pytest.mark.parametrize("sandbox", ["bwrap", "docker"])
+def test_bash_runs_any_command_capped_and_timed_out_in_a_confining_sandbox(tiny_task: Task, sandbox: str) -> None:
+    box = require_bwrap() if sandbox == "bwrap" else require_docker()
+    limited = tiny_task.spec.model_copy(update={"limits": tiny_task.spec.limits.model_copy(
+        update={"command_timeout_s": 2, "output_limit_bytes": 10_000})})
+    task = Task(spec=limited, root=tiny_task.root)
+    env = Episode(task, sandbox=box)
+    try:
+        env.reset()
+        # uname and yes are no allowlisted programs: `run` refuses them, bash runs them
+        assert "uname" in env.step({"kind": "run", "command": "uname -s"}).info["action_error"]
+        ran = env.step({"kind": "bash", "command": "uname -s && yes x | head -c 50000"})
+        assert ran.observation.text.startswith("Linux\n") and ran.observation.exit_code == 0
+        assert len(ran.observation.text) < 20_000  # the output limit
+        slow = env.step({"kind": "bash", "command": "sleep 30"})
+        assert "[timed out after 2 s]" in slow.observation.text and slow.info["action_error"]
+    finally:
+        env.close()
+        box.close()

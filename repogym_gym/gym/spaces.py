@@ -6,7 +6,7 @@ async worker (measured with Gymnasium 1.4). :class:`UnicodeText` accepts any ``s
 length; its shared-memory handlers store code points, so ``AsyncVectorEnv`` works with
 ``shared_memory=True`` (a live view, never stale) as well as ``False``.
 
-Action (a ``Dict``): ``kind`` is ``Discrete(7)`` indexing :data:`~repogym_gym.actions.ACTION_KINDS`
+Action (a ``Dict``): ``kind`` is ``Discrete(8)`` indexing :data:`~repogym_gym.actions.ACTION_KINDS`
 (read, write, edit, run, test, list_files, submit); the text fields ``path``, ``content``,
 ``old``, ``new`` and ``command`` are read as the kind needs them and ignored otherwise.
 Observation (a ``Dict``): ``text`` plus int64 scalars ``step``, ``steps_left`` and

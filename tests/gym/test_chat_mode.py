@@ -25,7 +25,7 @@ def test_reset_gives_the_system_prompt_and_tools_and_each_call_a_tool_message(ti
     try:
         messages, info = env.reset(seed=0)
         assert [m["role"] for m in messages] == ["system", "user"] and messages[0]["content"] == SYSTEM_PROMPT
-        assert messages[1]["content"].startswith("Task tiny-calc (bugfix).") and info["tools"] == tool_schema()
+        assert messages[1]["content"].startswith("Task tiny-calc (bugfix).") and info["tools"] == tool_schema(bash=False)  # local
         assert env.observation_space.contains(messages)
         messages, reward, terminated, _, _ = env.step({"role": "assistant", "content": None, "tool_calls": [
             _call("a1", "read", path="calc/__init__.py"), _call("a2", "write", path="calc/__init__.py", content=FIXED_SOURCE),

@@ -201,7 +201,7 @@ def test_text_action_wrapper_parses_json_and_tool_calls_and_reports_parse_errors
 def test_tool_schema_lists_every_action_with_json_schema_parameters() -> None:
     tools = tool_schema()
     names = [t["function"]["name"] for t in tools]
-    assert names == ["read", "write", "edit", "run", "test", "list_files", "submit"]
+    assert names == ["read", "write", "edit", "run", "test", "list_files", "submit", "bash"]
     edit = tools[2]["function"]["parameters"]
     assert edit["required"] == ["path", "old", "new"] and edit["additionalProperties"] is False
     assert all(t["type"] == "function" and t["function"]["description"] for t in tools)

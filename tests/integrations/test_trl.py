@@ -34,7 +34,7 @@ def test_golden_tools_score_1_a_reading_rollout_0_and_an_infra_failure_is_masked
     env = trl_environment("local")()
     tools = [name for name, _ in inspect.getmembers(type(env), predicate=inspect.isfunction)
              if name not in ("reset", "get_reward") and not name.startswith("_")]
-    assert sorted(tools) == sorted(["read", "write", "edit", "run", "test", "list_files", "submit"])
+    assert sorted(tools) == sorted(["read", "write", "edit", "run", "test", "list_files", "submit", "bash"])
     assert get_json_schema(env.write)["function"]["parameters"]["required"] == ["path", "content"]
     row = _row(tiny_task)
     appended = env.reset(**row)
