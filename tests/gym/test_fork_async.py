@@ -79,18 +79,6 @@ def test_fork_copies_special_files_and_refuses_an_ended_episode(tiny_task: Task)
         episode.close()
 
 
-def test_deepcopy_still_raises_and_names_fork(tiny_gym_id: str) -> None:
-    import copy
-
-    env = gym.make(tiny_gym_id, sandbox="local")
-    try:
-        env.reset(seed=0)
-        with pytest.raises(TypeError, match=r"env.unwrapped.fork\(\)"):
-            copy.deepcopy(env.unwrapped)
-    finally:
-        env.close()
-
-
 def test_a_gym_make_fork_keeps_max_episode_steps_grading(tiny_gym_id: str) -> None:
     env = gym.make(tiny_gym_id, sandbox="local", max_episode_steps=2)
     try:

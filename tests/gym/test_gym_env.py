@@ -110,7 +110,7 @@ def test_a_live_env_is_neither_copied_nor_pickled_and_its_budget_fits_the_space(
     try:
         env.reset(seed=0)
         for copy_it in (copy.deepcopy, pickle.dumps):
-            with pytest.raises(TypeError, match="cannot be copied or pickled: it owns a live workspace"):
+            with pytest.raises(TypeError, match=r"cannot be copied or pickled: it owns a live workspace.*env.unwrapped.fork\(\)"):
                 copy_it(env.unwrapped)
     finally:
         env.close()
