@@ -23,6 +23,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from typing import Any
 
@@ -90,7 +91,8 @@ class RepoGymToolEnv:
     def __del__(self) -> None:
         env = getattr(self, "_env", None)
         if env is not None:
-            env.close()
+            with contextlib.suppress(Exception):  # at interpreter exit modules may be gone: nothing to report to
+                env.close()
 
 
 def _user_text(prompt: Any) -> str:
