@@ -290,3 +290,15 @@ def test_a_write_to_a_directory_is_a_failed_action_not_a_deletion(tiny_gym_id: s
         assert "calc/__init__.py" in env.step({"kind": "list_files"})[0]["text"]
     finally:
         env.close()
+
+
+def test_truncate_is_reachable_through_any_wrapper_chain_and_grades(tiny_gym_id: str) -> None:
+    """Issue 14: a trainer's stop grades through whatever wrappers it added over gym.make's."""
+    env = gym.wrappers.RecordEpisodeStatistics(TextActionWrapper(gym.make(tiny_gym_id, sandbox="local")))
+    try:
+        env.reset(seed=0)
+        env.step(json.dumps({"kind": "write", "path": "calc/__init__.py", "content": FIXED_SOURCE}))
+        _, reward, terminated, truncated, info = env.get_wrapper_attr("truncate")("the trainer stopped")
+    finally:
+        env.close()
+    assert (reward, terminated, truncated, info["score"]) == (1.0, False, True, 1.0)
