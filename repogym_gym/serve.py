@@ -9,7 +9,10 @@ each. The client is :class:`repogym_gym.gym.remote.RemoteEnv`, a ``gymnasium.Env
 - ``POST /sessions/{id}/reset`` ``{"seed", "options"}`` -> ``{"observation", "info"}``;
 - ``POST /sessions/{id}/step`` ``{"action"}`` -> ``{"observation", "reward", "terminated", "truncated", "info"}``;
 - ``POST /sessions/{id}/truncate`` ``{"reason"}``: grade the running episode now (as the budget would);
-- ``DELETE /sessions/{id}``; ``GET /sessions`` (ids and idle seconds); ``GET /health``.
+- ``DELETE /sessions/{id}``; ``GET /health`` (how many sessions are open, and their idle seconds).
+
+A session id is its client's capability: the server never lists them (red-team round 45: a listing
+let any client step or close another's session).
 
 A session idle for ``idle_timeout_s`` is closed (its workspace removed) by a sweep every
 ``idle_timeout_s / 4`` seconds (at most 5 s); all are closed when the server stops. Errors are JSON
@@ -207,11 +210,8 @@ def create_app(store: SessionStore | None = None) -> FastAPI:
 
     @app.get("/health")
     def health() -> dict[str, Any]:
-        return {"ok": True, "sessions": len(sessions.idle())}
-
-    @app.get("/sessions")
-    def list_sessions() -> dict[str, Any]:
-        return {"sessions": {k: round(v, 3) for k, v in sessions.idle().items()}}
+        idle = sorted(round(v, 3) for v in sessions.idle().values())
+        return {"ok": True, "sessions": len(idle), "idle_s": idle}
 
     @app.post("/sessions")
     def make(body: _Make) -> dict[str, Any]:

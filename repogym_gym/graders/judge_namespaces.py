@@ -403,8 +403,8 @@ def build(J):  # noqa: C901, N803, PLR0915 - J is the policy's closure state
         roots = J["decorated"].get(label, {}).get(name)
         if roots is None:
             return False
-        if _id(code) in verified:
-            return "<locals>" in code.co_qualname  # a wrapper the file's decorator made, not another of its functions
+        if _id(code) in verified:  # a wrapper one of this def's own decorators made (``logged.<locals>.inner``), not another function of the file
+            return "<locals>" in code.co_qualname and code.co_qualname.split(".", 1)[0] in roots
         if kind_of_file(code.co_filename) != "submission":
             return False
         now, imports = J["plain_modules"](), J["imports"].get(label, {})

@@ -43,7 +43,10 @@ class RemoteEnv(gym.Env[Any, Any]):
         url: The server, e.g. ``http://127.0.0.1:8000``.
         env_id: A ``RepoGym/...`` id registered on the server (``RepoGym/Task-v0`` with ``task=``
             plays any task directory the server can read).
-        timeout_s: Seconds one call may take (a step runs tests; grading may take minutes).
+        timeout_s: Seconds to wait for one call's answer; None (default): as long as it takes. A step
+            runs every call of a completion (up to 64 commands and test runs, each bounded by the task's
+            limits) and may grade: a client timeout would lose its reward while the server finishes it
+            (red-team round 45), so set one only to detect a dead server. Connecting times out after 30 s.
         **kwargs: ``gym.make`` options for the server: ``task``, ``suite``, ``sandbox``,
             ``max_steps``, ``reward_shaping``, ``max_episode_steps``, ``observation_mode``.
 
@@ -54,11 +57,11 @@ class RemoteEnv(gym.Env[Any, Any]):
 
     metadata = {"render_modes": []}
 
-    def __init__(self, url: str, env_id: str, *, timeout_s: float = 900.0, **kwargs: Any) -> None:
+    def __init__(self, url: str, env_id: str, *, timeout_s: float | None = None, **kwargs: Any) -> None:
         self.observation_mode = str(kwargs.get("observation_mode", "dict"))
         self.observation_space = chat_observation_space() if self.observation_mode == "chat" else observation_space()
         self.action_space = action_space()
-        self._client = httpx.Client(base_url=url.rstrip("/"), timeout=timeout_s)
+        self._client = httpx.Client(base_url=url.rstrip("/"), timeout=httpx.Timeout(timeout_s, connect=30.0))
         self.session_id: str | None = None
         try:
             self.session_id = self._call("post", "/sessions", {"env_id": env_id, "kwargs": kwargs})["session_id"]

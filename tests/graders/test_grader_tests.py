@@ -250,3 +250,34 @@ def test_a_helper_decorated_by_the_package_or_by_the_test_file_is_not_a_policy_v
     noop = grade_patch(task, "")
     assert noop.score == 0.0 and not noop.infra_error, noop.summary()
     assert set(noop.fail_to_pass.values()) == {"failed"}
+
+
+#: Red-team round 45: the hidden file decorates a helper that calls the code and an oracle with its own
+#: decorator; the submission (the bug left in) rebinds the helper to the oracle's wrapper when the
+#: code is first called, after the hidden module was imported and before its first test.
+CROSSBIND_HIDDEN = {
+    "tests/test_calc_hidden.py": "import functools\n\nfrom calc import add\n\n\n"
+                                 "def checked(f):\n    @functools.wraps(f)\n    def wrapper(*args):\n"
+                                 "        result = f(*args)\n        assert type(result) is int\n        return result\n"
+                                 "    return wrapper\n\n\n@checked\ndef total(a, b):\n    return add(a, b)\n\n\n"
+                                 "@checked\ndef expected(a, b):\n    return a + b\n\n\n"
+                                 "def test_add_negative():\n    assert total(-2, -3) == expected(-2, -3)\n",
+}
+CROSSBIND_PAYLOAD = (
+    "\n\ndef _crossbind():\n    import sys\n    for module in list(sys.modules.values()):\n"
+    "        ns = getattr(module, '__dict__', None)\n"
+    "        if isinstance(ns, dict) and 'expected' in ns and 'total' in ns and ns['total'] is not ns['expected']:\n"
+    "            ns['total'] = ns['expected']\n\n\n_add = add\n\n\ndef add(a, b):\n    _crossbind()\n    return _add(a, b)\n"
+)
+
+
+@pytest.mark.slow
+def test_rebinding_a_decorated_helper_to_another_decorated_helper_scores_0(make_task: MakeTask) -> None:
+    task = make_task(hidden=CROSSBIND_HIDDEN, tests={"command": "python -m pytest -q --junitxml={junit} tests",
+                                                     "fail_to_pass": ["tests/test_calc_hidden.py::test_add_negative"],
+                                                     "pass_to_pass": ["tests/test_calc.py::test_sub"]})
+    assert grade_patch(task, task.golden_patch()).score == 1.0
+    assert grade_patch(task, "").score == 0.0
+    result = grade_files(task, {"calc/__init__.py": CALC_SOURCE + CROSSBIND_PAYLOAD})
+    assert result.score == 0.0 and not result.infra_error, result.summary()
+    assert "total was" in str(result.components), result.components  # the judge names the rebound helper
