@@ -571,7 +571,8 @@ class Episode:
                 self._infra_error = grade.infra_error
             else:
                 reward += grade.score
-            ending = "Submitted" if terminated else f"Out of steps ({self.max_steps})"
+            ending = ("Submitted" if terminated else "Graded as it stands" if raw is _DRIVER
+                      else f"Out of steps ({self.max_steps})")
             obs = self._observe(f"{obs.text}\n\n{ending}. Grade: {grade.summary()}", exit_code=obs.exit_code, error=obs.error)
         if self._infra_error is not None:
             reward = 0.0

@@ -16,7 +16,7 @@ def serve_command(
     max_sessions: Annotated[int, typer.Option("--max-sessions", help="Most concurrent sessions.")] = 64,
 ) -> None:
     """Serve episodes over HTTP: each session is one env with its own workspace (client:
-    repogym_gym.gym.remote.RemoteEnv). Needs the serve extra: pip install "repogym_gym[serve]"."""
+    repogym_gym.gym.remote.RemoteEnv). Needs the serve extra: pip install "repogym_gym\\[serve]"."""
     try:
         import uvicorn
 

@@ -41,12 +41,13 @@ def dataset(suite: str | os.PathLike[str], *, repeats: int = 1, seed: int = 0, a
         ``datasets.Dataset`` or ``list[dict]`` with columns ``prompt``, ``env_id``, ``task_id``, ``seed``.
 
     Raises:
-        ValueError: when ``repeats`` is below 1.
+        ValueError: when ``repeats`` is not an integer of 1 or more, or ``seed`` not one of 0 or more.
         ImportError: when ``as_hf=True`` and ``datasets`` is not installed (``pip install datasets``).
         TaskNotFoundError, TaskSpecError: for a suite that does not exist or a task that does not load.
     """
-    if repeats < 1:
-        raise ValueError(f"repeats must be 1 or more, got {repeats}")
+    for name, value, least in (("repeats", repeats, 1), ("seed", seed, 0)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise ValueError(f"{name} must be an integer of {least} or more, got {value!r}")
     path = resolve_suite(suite)
     registered = set(register_suite(path))
     rows = []

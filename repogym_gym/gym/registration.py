@@ -89,7 +89,7 @@ def register_suite(path: str | os.PathLike[str]) -> list[str]:
         if existing is None:
             gym.register(env_id, entry_point=ENTRY_POINT,
                          kwargs=kwargs, max_episode_steps=max_steps, nondeterministic=True,
-                         additional_wrappers=(GRADE_ON_TIME_LIMIT,))
+                         disable_env_checker=True, additional_wrappers=(GRADE_ON_TIME_LIMIT,))
         ids.append(env_id)
     return ids
 
@@ -97,10 +97,10 @@ def register_suite(path: str | os.PathLike[str]) -> list[str]:
 def register_bundled() -> list[str]:
     """Register the generic ids and every bundled suite's tasks (idempotent)."""
     if f"{NAMESPACE}/Task-v0" not in gym.registry:
-        gym.register(f"{NAMESPACE}/Task-v0", entry_point=ENTRY_POINT,
-                     nondeterministic=True, additional_wrappers=(GRADE_ON_TIME_LIMIT,))
-        gym.register(f"{NAMESPACE}/Suite-v0", entry_point=ENTRY_POINT,
-                     kwargs={"suite": "starter"}, nondeterministic=True, additional_wrappers=(GRADE_ON_TIME_LIMIT,))
+        gym.register(f"{NAMESPACE}/Task-v0", entry_point=ENTRY_POINT, nondeterministic=True,
+                     disable_env_checker=True, additional_wrappers=(GRADE_ON_TIME_LIMIT,))
+        gym.register(f"{NAMESPACE}/Suite-v0", entry_point=ENTRY_POINT, kwargs={"suite": "starter"}, nondeterministic=True,
+                     disable_env_checker=True, additional_wrappers=(GRADE_ON_TIME_LIMIT,))
     ids = []
     if bundled_suites_dir().is_dir():
         for suite in sorted(p for p in bundled_suites_dir().iterdir() if p.is_dir()):

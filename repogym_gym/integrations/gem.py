@@ -38,11 +38,16 @@ class RepoGymGemEnv(gem.Env):
         sandbox: ``auto`` (default), ``local``, ``bwrap`` or ``docker``.
         max_turns: Grade on this step at the latest (default: the task's budget).
         reward_shaping: Opt-in shaping (at most 0.1 per episode).
+
+    Raises:
+        ValueError: when ``max_turns`` is not an integer of 1 or more.
     """
 
     def __init__(self, repogym_id: str, seed: int | None = None, sandbox: str | None = None,
                  max_turns: int | None = None, reward_shaping: bool = False, _env: Any = None) -> None:
         super().__init__()
+        if max_turns is not None and (isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1):
+            raise ValueError(f"max_turns must be an integer of 1 or more, got {max_turns!r}")
         self.config: dict[str, Any] = {"repogym_id": repogym_id, "seed": seed, "sandbox": sandbox, "max_turns": max_turns,
                        "reward_shaping": reward_shaping}
         limit = {"max_episode_steps": max_turns} if max_turns is not None else {}

@@ -35,6 +35,9 @@ from repogym_gym.gym import make_env
 
 __all__ = ["SKYRL_ID", "RepoGymTextEnv", "register"]
 
+#: What ``env_config`` may hold.
+_CONFIG_KEYS = frozenset({"sandbox", "max_turns", "reward_shaping"})
+
 #: The id SkyRL's ``environment.env_class`` names.
 SKYRL_ID = "repogym"
 
@@ -48,19 +51,24 @@ class RepoGymTextEnv(BaseTextEnv):
             at the top or under ``extra_info``.
 
     Raises:
-        ValueError: when the row names no ``env_id`` or ``task_id``, or ``max_turns`` is below 1.
+        ValueError: when the row names no ``env_id`` or ``task_id``, ``max_turns`` is not an integer of 1 or
+            more, or ``env_config`` has a key of none of the above.
     """
 
     def __init__(self, env_config: Mapping[str, Any] | None = None, extras: Mapping[str, Any] | None = None) -> None:
         super().__init__()
         config, row = dict(env_config or {}), dict(extras or {})
+        unknown = sorted(str(k) for k in config if k not in _CONFIG_KEYS)
+        if unknown:
+            raise ValueError(f"env_config keys {unknown} are not RepoGym's; it takes {sorted(_CONFIG_KEYS)}")
         row = {**dict(row.get("extra_info") or {}), **row}
         env_id = row.get("env_id") or (f"RepoGym/{row['task_id']}-v0" if row.get("task_id") else None)
         if not env_id:
             raise ValueError(f"a RepoGym row needs env_id or task_id (from repogym_gym.dataset); got keys {sorted(row)}")
-        self.max_turns = int(row.get("max_turns") or config.get("max_turns") or 10**6)
-        if self.max_turns < 1:
-            raise ValueError(f"max_turns must be 1 or more, got {self.max_turns}")
+        max_turns = row.get("max_turns", config.get("max_turns", 10**6))
+        if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:
+            raise ValueError(f"max_turns must be an integer of 1 or more, got {max_turns!r}")
+        self.max_turns = max_turns
         self.seed = row.get("seed")
         self.env = make_env(str(env_id), sandbox=config.get("sandbox"), reward_shaping=bool(config.get("reward_shaping", False)))
         self.infra_error: str | None = None

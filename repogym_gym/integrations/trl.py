@@ -29,6 +29,7 @@ from typing import Any
 
 from repogym_gym.actions import ACTION_KINDS, ACTION_MODELS
 from repogym_gym.gym import make_env
+from repogym_gym.sandbox import sandbox_config
 
 __all__ = ["RepoGymToolEnv", "trl_environment"]
 
@@ -47,36 +48,39 @@ class RepoGymToolEnv:
     def __init__(self) -> None:
         self._env: Any = None
         self._env_id: str | None = None
-        self._done = False
+        self._done = True
+        self._started = False  # True once a reset worked: a rollout whose reset failed has no reward (None)
         self._reward = 0.0
         self._infra_error: str | None = None
 
     def reset(self, **row: Any) -> str:
         """Start the row's episode (``env_id`` or ``task_id``, ``seed``); return what TRL appends to the prompt."""
+        self._done, self._reward, self._infra_error, self._started = True, 0.0, None, False  # until this reset works
         env_id = row.get("env_id") or (f"RepoGym/{row['task_id']}-v0" if row.get("task_id") else None)
         if not env_id:
             raise ValueError(f"a RepoGym row needs env_id or task_id (from repogym_gym.dataset); got keys {sorted(row)}")
         if env_id != self._env_id:
             if self._env is not None:
                 self._env.close()
+                self._env = self._env_id = None
             self._env, self._env_id = make_env(str(env_id), sandbox=self.sandbox, reward_shaping=self.reward_shaping), str(env_id)
         obs, info = self._env.reset(seed=row.get("seed"))
-        self._done, self._reward, self._infra_error = False, 0.0, info.get("infra_error")
+        self._done, self._started, self._infra_error = False, True, info.get("infra_error")
         text: str = obs["text"]
         heading = _user_text(row.get("prompt"))
         return "\n\n" + text[len(heading):].lstrip("\n") if heading and text.startswith(heading) else "\n\n" + text
 
     def get_reward(self) -> float | None:
         """The rollout's reward (grading it now if it has not ended); None for an infrastructure failure."""
-        if self._env is None:
+        if self._env is None or not self._started:
             return None
         if not self._done:
             self._take(self._env.get_wrapper_attr("truncate")("the trainer ended the rollout"))
         return None if self._infra_error else self._reward
 
     def _act(self, kind: str, fields: dict[str, Any]) -> str:
-        if self._env is None:
-            return "No episode is running: the trainer has not called reset()."
+        if self._env is None or not self._started:
+            return "No episode is running: reset() was not called or did not work."
         if self._done:
             return "The episode has ended (it was submitted or ran out of steps); no tool changes its reward now."
         return self._take(self._env.step({"kind": kind, **fields}))
@@ -131,7 +135,15 @@ def trl_environment(sandbox: str | None = "bwrap", *, reward_shaping: bool = Fal
     Args:
         sandbox: ``bwrap`` (default), ``docker``, ``local`` or None (``auto``).
         reward_shaping: Opt-in shaping (at most 0.1 per episode).
+
+    Raises:
+        SandboxConfigError: for an unknown sandbox (a ``ValueError`` too).
+        TypeError: when ``reward_shaping`` is not a bool.
     """
+    if sandbox is not None:
+        sandbox_config(sandbox)  # an unknown sandbox is named here, not at the trainer's first rollout
+    if not isinstance(reward_shaping, bool):
+        raise TypeError(f"reward_shaping must be True or False, got {reward_shaping!r}")
     methods = {kind: _tool(kind) for kind in ACTION_KINDS}
     return type("RepoGymEnvironment", (RepoGymToolEnv,), {**methods, "sandbox": sandbox, "reward_shaping": reward_shaping,
                                                            "__module__": __name__})

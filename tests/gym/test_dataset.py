@@ -35,7 +35,9 @@ def test_a_hugging_face_dataset_where_the_library_is_installed() -> None:
 
 
 def test_bad_repeats_and_a_missing_suite_are_named() -> None:
-    with pytest.raises(ValueError, match="repeats must be 1 or more, got 0"):
+    with pytest.raises(ValueError, match="repeats must be an integer of 1 or more, got 0"):
         repogym_gym.dataset("starter", repeats=0)
+    with pytest.raises(ValueError, match="seed must be an integer of 0 or more, got 'x'"):
+        repogym_gym.dataset("starter", seed="x")
     with pytest.raises(repogym_gym.TaskNotFoundError):
         repogym_gym.dataset("no-such-suite")

@@ -302,3 +302,17 @@ def test_truncate_is_reachable_through_any_wrapper_chain_and_grades(tiny_gym_id:
     finally:
         env.close()
     assert (reward, terminated, truncated, info["score"]) == (1.0, False, True, 1.0)
+
+
+def test_a_failed_first_reset_does_not_break_the_env(tiny_gym_id: str) -> None:
+    """New-user trial: gym.make's PassiveEnvChecker kept the failed first reset's None, and every later
+    step raised TypeError even after a good reset (a bad seed in one TRL row broke a pooled instance)."""
+    env = gym.make(tiny_gym_id, sandbox="local")
+    try:
+        with pytest.raises(gym.error.Error, match="Seed must be"):
+            env.reset(seed=-1)
+        env.reset(seed=0)
+        obs, _, _, truncated, info = env.get_wrapper_attr("truncate")("the driver")
+        assert truncated and "Graded as it stands" in obs["text"] and "Out of steps" not in obs["text"]
+    finally:
+        env.close()

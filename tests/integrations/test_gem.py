@@ -80,3 +80,9 @@ def test_make_vec_members_and_an_infrastructure_failure(gem: Any, make_task: Mak
             env.close()
     assert list(rewards) == [0.0, 0.0] and all(terminated)
     assert all("exit 3" in info["infra_error"] for info in infos), infos
+
+
+def test_a_bad_max_turns_is_named(gem: Any, tiny_task: Task) -> None:
+    [repogym_id] = register_suite(tiny_task.root.parent)
+    with pytest.raises(ValueError, match="max_turns must be an integer of 1 or more, got -1"):
+        gem.make("repogym", repogym_id=repogym_id, sandbox="local", max_turns=-1)

@@ -79,3 +79,12 @@ def test_an_infrastructure_failure_is_reported_for_masking(skyrl_gym: Any, make_
 def test_a_row_without_an_env_is_named(skyrl_gym: Any) -> None:
     with pytest.raises(ValueError, match="needs env_id or task_id"):
         skyrl_gym.make("repogym", env_config={}, extras={"seed": 0})
+
+
+def test_bad_env_config_and_max_turns_are_named(skyrl_gym: Any, tiny_task: Task) -> None:
+    _, extras = _row(tiny_task)
+    with pytest.raises(ValueError, match=r"env_config keys \['max_turn'\] are not RepoGym's"):
+        skyrl_gym.make("repogym", env_config={"max_turn": 20}, extras=extras)
+    for bad in (0, "x"):
+        with pytest.raises(ValueError, match="max_turns must be an integer of 1 or more"):
+            skyrl_gym.make("repogym", env_config={"max_turns": bad}, extras=extras)

@@ -27,10 +27,13 @@ def _row(task: Task) -> dict[str, Any]:
 
 def test_golden_tools_score_1_a_reading_rollout_0_and_an_infra_failure_is_masked(trl: Any, tiny_task: Task,
                                                                                   make_task: MakeTask) -> None:
+    from gymnasium import error as gym_error
     from transformers.utils import get_json_schema
 
     from repogym_gym.integrations.trl import trl_environment
 
+    with pytest.raises(ValueError, match="chroot"):
+        trl_environment("chroot")
     env = trl_environment("local")()
     tools = [name for name, _ in inspect.getmembers(type(env), predicate=inspect.isfunction)
              if name not in ("reset", "get_reward") and not name.startswith("_")]
@@ -46,6 +49,12 @@ def test_golden_tools_score_1_a_reading_rollout_0_and_an_infra_failure_is_masked
     env.reset(**row)  # TRL reuses pooled instances through reset
     assert "return a - b" in env.read(path="calc/__init__.py")
     assert env.get_reward() == 0.0  # the trainer ended the rollout: graded as it stands
+
+    with pytest.raises(gym_error.Error, match="Seed must be"):
+        env.reset(**{**row, "seed": -1})  # a failed reset leaves no episode running: no tool acts, no reward
+    assert env.read(path="calc/__init__.py").startswith("No episode is running") and env.get_reward() is None
+    env.reset(**row)
+    assert "return a - b" in env.read(path="calc/__init__.py")  # the env is not broken by it
 
     broken = make_task(id="broken-setup", repo={"setup": ["exit 3"]})
     register_suite(broken.root.parent)
