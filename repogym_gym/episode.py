@@ -430,7 +430,8 @@ class Episode:
         shown = files[:_TREE_LIMIT] + ([f"... and {len(files) - _TREE_LIMIT} more"] if len(files) > _TREE_LIMIT else [])
         return (f"{task_heading(self.task)}\n\n"
                 f"Repository files:\n" + "\n".join(shown) + f"\n\nYou have {self.max_steps} steps. Actions: read, write, "
-                "edit, run, test (visible tests), list_files, submit (grades the repository).")
+                "edit, run, test (visible tests), list_files, submit (grades the repository)"
+                + (", bash (any command)." if self._sandbox.confining else "."))
 
     def _dispatch(self, action: Any) -> Observation:
         handler = getattr(self, f"_do_{action.kind}")

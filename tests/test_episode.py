@@ -1021,7 +1021,7 @@ def test_bash_parses_and_is_in_the_schema_unless_left_out() -> None:
 def test_the_local_guardrail_refuses_bash_with_the_reason(tiny_task: Task) -> None:
     env = Episode(tiny_task, sandbox=make_sandbox("local"))
     try:
-        env.reset()
+        assert "bash" not in env.reset()[0].text  # the first observation lists the actions that work here
         result = env.step({"kind": "bash", "command": "echo hi"})
     finally:
         env.close()
@@ -1037,7 +1037,7 @@ def test_bash_runs_any_command_capped_and_timed_out_in_a_confining_sandbox(tiny_
     task = Task(spec=limited, root=tiny_task.root)
     env = Episode(task, sandbox=box)
     try:
-        env.reset()
+        assert "bash (any command)" in env.reset()[0].text
         # uname and yes are no allowlisted programs: `run` refuses them, bash runs them
         assert "uname" in env.step({"kind": "run", "command": "uname -s"}).info["action_error"]
         ran = env.step({"kind": "bash", "command": "uname -s && yes x | head -c 50000"})
