@@ -32,7 +32,6 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 from fastapi import FastAPI, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
@@ -40,8 +39,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from repogym_gym.errors import RepoGymError, ServeError
 from repogym_gym.gym import make_env
+from repogym_gym.gym.spaces import json_data
 
-__all__ = ["ALLOWED_KWARGS", "SessionStore", "create_app", "jsonable"]
+__all__ = ["ALLOWED_KWARGS", "SessionStore", "create_app"]
 
 _log = logging.getLogger(__name__)
 
@@ -158,19 +158,6 @@ class _Truncate(BaseModel):
     reason: str = "the client"
 
 
-def jsonable(value: Any) -> Any:
-    """``value`` with numpy scalars and arrays as plain numbers and lists (observations, infos)."""
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
-
-
 def create_app(store: SessionStore | None = None) -> FastAPI:
     """The FastAPI app over ``store`` (default: a new :class:`SessionStore`)."""
     sessions = store or SessionStore()
@@ -224,20 +211,20 @@ def create_app(store: SessionStore | None = None) -> FastAPI:
                 obs, info = env.reset(seed=body.seed, options=body.options)
             except ValueError as exc:  # an unknown reset option
                 raise ServeError(422, str(exc)) from None
-        return jsonable({"observation": obs, "info": info})
+        return json_data({"observation": obs, "info": info})
 
     @app.post("/sessions/{session_id}/step")
     def step(session_id: str, body: _Step) -> dict[str, Any]:
         with sessions.use(session_id) as env:
             obs, reward, terminated, truncated, info = env.step(body.action)
-        return jsonable({"observation": obs, "reward": float(reward), "terminated": bool(terminated),
+        return json_data({"observation": obs, "reward": float(reward), "terminated": bool(terminated),
                          "truncated": bool(truncated), "info": info})
 
     @app.post("/sessions/{session_id}/truncate")
     def truncate(session_id: str, body: _Truncate) -> dict[str, Any]:
         with sessions.use(session_id) as env:
             obs, reward, terminated, truncated, info = env.get_wrapper_attr("truncate")(body.reason)
-        return jsonable({"observation": obs, "reward": float(reward), "terminated": bool(terminated),
+        return json_data({"observation": obs, "reward": float(reward), "terminated": bool(terminated),
                          "truncated": bool(truncated), "info": info})
 
     @app.delete("/sessions/{session_id}")

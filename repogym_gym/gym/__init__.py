@@ -12,7 +12,7 @@ Importing :mod:`repogym_gym` registers ``RepoGym/<task>-v0`` for every bundled t
                                                          "old": "", "new": "", "command": ""})
 """
 
-from repogym_gym.gym.dataset import dataset
+from repogym_gym.gym.dataset import dataset, row_env_id
 from repogym_gym.gym.env import RepoGymEnv
 from repogym_gym.gym.registration import (
     gym_id,
@@ -60,5 +60,6 @@ __all__ = [
     "register_suite",
     "registered_ids",
     "registered_rows",
+    "row_env_id",
     "tool_schema",
 ]

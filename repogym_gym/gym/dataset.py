@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from repogym_gym.conversation import SYSTEM_PROMPT
@@ -22,7 +23,7 @@ from repogym_gym.episode import task_heading
 from repogym_gym.gym.registration import gym_id, register_suite
 from repogym_gym.task import load_tasks, resolve_suite
 
-__all__ = ["dataset"]
+__all__ = ["dataset", "row_env_id"]
 
 
 def dataset(suite: str | os.PathLike[str], *, repeats: int = 1, seed: int = 0, as_hf: bool | None = None,
@@ -65,3 +66,16 @@ def dataset(suite: str | os.PathLike[str], *, repeats: int = 1, seed: int = 0, a
     except ImportError as exc:
         raise ImportError(f"as_hf=True needs Hugging Face datasets (pip install datasets): {exc}") from None
     return datasets.Dataset.from_list(rows)
+
+
+def row_env_id(row: Mapping[str, Any]) -> str:
+    """The gym id a dataset row plays: its ``env_id``, else ``gym_id(row["task_id"])``.
+
+    Raises:
+        ValueError: when the row has neither (the adapters' rows come from :func:`dataset`).
+    """
+    if row.get("env_id"):
+        return str(row["env_id"])
+    if row.get("task_id"):
+        return gym_id(str(row["task_id"]))
+    raise ValueError(f"a RepoGym row needs env_id or task_id (from repogym_gym.dataset); got keys {sorted(row)}")

@@ -307,11 +307,12 @@ class RepoGymEnv(gym.Env[Any, Any]):
 
     def _out(self, result: StepResult) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """The step 5-tuple of ``result`` in this env's observation mode."""
-        obs: Any = self._to_space(result.observation)
         if self.observation_mode == "chat":
             results = result.info.get("tool_results") or []
-            obs = tuple(_message("tool", r["content"], r["tool_call_id"]) for r in results) or \
+            obs: Any = tuple(_message("tool", r["content"], r["tool_call_id"]) for r in results) or \
                 (_message("user", result.observation.text),)  # truncate(): no call
+        else:
+            obs = self._to_space(result.observation)
         return obs, float(result.reward), bool(result.terminated), bool(result.truncated), result.info
 
     @staticmethod

@@ -18,22 +18,9 @@ import httpx
 import numpy as np
 
 from repogym_gym.episode import EpisodeError
-from repogym_gym.gym.spaces import action_space, chat_observation_space, observation_space
+from repogym_gym.gym.spaces import action_space, chat_observation_space, json_data, observation_space
 
 __all__ = ["RemoteEnv"]
-
-
-def _plain(value: Any) -> Any:
-    """An action as JSON can carry it (a Dict-space action holds a numpy ``kind``)."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    if isinstance(value, np.ndarray | np.generic):
-        return value.tolist()
-    if hasattr(value, "model_dump"):
-        return value.model_dump(mode="json")
-    return value
 
 
 class RemoteEnv(gym.Env[Any, Any]):
@@ -93,7 +80,7 @@ class RemoteEnv(gym.Env[Any, Any]):
         return self._observation(out["observation"]), out["info"]
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        out = self._call("post", f"/sessions/{self.session_id}/step", {"action": _plain(action)})
+        out = self._call("post", f"/sessions/{self.session_id}/step", {"action": json_data(action)})
         return self._observation(out["observation"]), out["reward"], out["terminated"], out["truncated"], out["info"]
 
     def truncate(self, reason: str) -> tuple[Any, float, bool, bool, dict[str, Any]]:

@@ -29,7 +29,7 @@ from repogym_gym.actions import ACTION_KINDS, TEXT_LIMITS
 from repogym_gym.episode import MAX_OBSERVATION_CHARS, MAX_STEPS
 
 __all__ = ["ACTION_SPACE", "NO_EXIT_CODE", "OBSERVATION_SPACE", "TEXT_LIMITS", "UnicodeText", "action_space", "batch_actions",
-           "chat_observation_space",
+           "chat_observation_space", "json_data",
            "observation_space"]
 
 #: ``exit_code`` when the step ran no command.
@@ -199,3 +199,17 @@ def batch_actions(actions: Sequence[Mapping[str, Any] | str]) -> dict[str, Any]:
     batched = concatenate(ACTION_SPACE, members, create_empty_array(ACTION_SPACE, len(members)))  # type: ignore[arg-type]
     assert isinstance(batched, dict)
     return batched
+
+
+def json_data(value: Any) -> Any:
+    """``value`` as JSON can carry it: numpy scalars and arrays as plain numbers and lists, tuples as
+    lists, pydantic models (an Action) as their JSON dicts (what ``repogym serve`` and its client send)."""
+    if isinstance(value, dict):
+        return {str(k): json_data(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_data(v) for v in value]
+    if isinstance(value, np.ndarray | np.generic):
+        return value.tolist()
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    return value

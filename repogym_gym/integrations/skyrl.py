@@ -31,7 +31,7 @@ from typing import Any
 import skyrl_gym
 from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput
 
-from repogym_gym.gym import make_env
+from repogym_gym.gym import make_env, row_env_id
 
 __all__ = ["SKYRL_ID", "RepoGymTextEnv", "register"]
 
@@ -62,15 +62,13 @@ class RepoGymTextEnv(BaseTextEnv):
         if unknown:
             raise ValueError(f"env_config keys {unknown} are not RepoGym's; it takes {sorted(_CONFIG_KEYS)}")
         row = {**dict(row.get("extra_info") or {}), **row}
-        env_id = row.get("env_id") or (f"RepoGym/{row['task_id']}-v0" if row.get("task_id") else None)
-        if not env_id:
-            raise ValueError(f"a RepoGym row needs env_id or task_id (from repogym_gym.dataset); got keys {sorted(row)}")
+        env_id = row_env_id(row)
         max_turns = row.get("max_turns", config.get("max_turns", 10**6))
         if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:
             raise ValueError(f"max_turns must be an integer of 1 or more, got {max_turns!r}")
         self.max_turns = max_turns
         self.seed = row.get("seed")
-        self.env = make_env(str(env_id), sandbox=config.get("sandbox"), reward_shaping=bool(config.get("reward_shaping", False)))
+        self.env = make_env(env_id, sandbox=config.get("sandbox"), reward_shaping=bool(config.get("reward_shaping", False)))
         self.infra_error: str | None = None
         self.episode_reward = 0.0
         self.score: float | None = None

@@ -28,7 +28,7 @@ import inspect
 from typing import Any
 
 from repogym_gym.actions import ACTION_KINDS, ACTION_MODELS
-from repogym_gym.gym import make_env
+from repogym_gym.gym import make_env, row_env_id
 from repogym_gym.sandbox import sandbox_config
 
 __all__ = ["RepoGymToolEnv", "trl_environment"]
@@ -56,14 +56,12 @@ class RepoGymToolEnv:
     def reset(self, **row: Any) -> str:
         """Start the row's episode (``env_id`` or ``task_id``, ``seed``); return what TRL appends to the prompt."""
         self._done, self._reward, self._infra_error, self._started = True, 0.0, None, False  # until this reset works
-        env_id = row.get("env_id") or (f"RepoGym/{row['task_id']}-v0" if row.get("task_id") else None)
-        if not env_id:
-            raise ValueError(f"a RepoGym row needs env_id or task_id (from repogym_gym.dataset); got keys {sorted(row)}")
+        env_id = row_env_id(row)
         if env_id != self._env_id:
             if self._env is not None:
                 self._env.close()
                 self._env = self._env_id = None
-            self._env, self._env_id = make_env(str(env_id), sandbox=self.sandbox, reward_shaping=self.reward_shaping), str(env_id)
+            self._env, self._env_id = make_env(env_id, sandbox=self.sandbox, reward_shaping=self.reward_shaping), env_id
         obs, info = self._env.reset(seed=row.get("seed"))
         self._done, self._started, self._infra_error = False, True, info.get("infra_error")
         text: str = obs["text"]
