@@ -52,7 +52,6 @@ ALLOWED_KWARGS = frozenset({"task", "suite", "sandbox", "max_steps", "reward_sha
 @dataclass
 class _Session:
     env: Any
-    started: bool = False
     last_used: float = field(default_factory=time.monotonic)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -88,8 +87,8 @@ class SessionStore:
         return session_id
 
     @contextlib.contextmanager
-    def use(self, session_id: str, *, reset: bool = False) -> Iterator[Any]:
-        """The session's env, held for one call (``reset``: the call is a reset; any other needs one first)."""
+    def use(self, session_id: str) -> Iterator[Any]:
+        """The session's env, held for one call."""
         with self._lock:
             session = self._sessions.get(session_id)
         if session is None:
@@ -98,10 +97,7 @@ class SessionStore:
             raise ServeError(409, f"session {session_id!r} is running another call; await it before the next")
         try:
             session.last_used = time.monotonic()
-            if not (reset or session.started):
-                raise ServeError(422, f"session {session_id!r}: step() called before reset()")
             yield session.env
-            session.started = session.started or reset
         finally:
             session.last_used = time.monotonic()
             session.lock.release()
@@ -206,7 +202,7 @@ def create_app(store: SessionStore | None = None) -> FastAPI:
 
     @app.post("/sessions/{session_id}/reset")
     def reset(session_id: str, body: _Reset) -> dict[str, Any]:
-        with sessions.use(session_id, reset=True) as env:
+        with sessions.use(session_id) as env:
             try:
                 obs, info = env.reset(seed=body.seed, options=body.options)
             except ValueError as exc:  # an unknown reset option

@@ -86,10 +86,11 @@ def register_suite(path: str | os.PathLike[str]) -> list[str]:
         existing = gym.registry.get(env_id)
         if existing is not None and existing.kwargs != kwargs:
             raise TaskSpecError(f"{task_dir}: {env_id} is already registered for {existing.kwargs.get('task')}")
-        if existing is None:
+        if existing is None:  # no passive checker or order wrapper: RepoGymEnv names step-before-reset itself
+            # (EpisodeError) and survives a failed reset, which Gymnasium's checker does not (new-user trial)
             gym.register(env_id, entry_point=ENTRY_POINT,
                          kwargs=kwargs, max_episode_steps=max_steps, nondeterministic=True,
-                         disable_env_checker=True, additional_wrappers=(GRADE_ON_TIME_LIMIT,))
+                         disable_env_checker=True, order_enforce=False, additional_wrappers=(GRADE_ON_TIME_LIMIT,))
         ids.append(env_id)
     return ids
 
@@ -98,9 +99,9 @@ def register_bundled() -> list[str]:
     """Register the generic ids and every bundled suite's tasks (idempotent)."""
     if f"{NAMESPACE}/Task-v0" not in gym.registry:
         gym.register(f"{NAMESPACE}/Task-v0", entry_point=ENTRY_POINT, nondeterministic=True,
-                     disable_env_checker=True, additional_wrappers=(GRADE_ON_TIME_LIMIT,))
+                     disable_env_checker=True, order_enforce=False, additional_wrappers=(GRADE_ON_TIME_LIMIT,))
         gym.register(f"{NAMESPACE}/Suite-v0", entry_point=ENTRY_POINT, kwargs={"suite": "starter"}, nondeterministic=True,
-                     disable_env_checker=True, additional_wrappers=(GRADE_ON_TIME_LIMIT,))
+                     disable_env_checker=True, order_enforce=False, additional_wrappers=(GRADE_ON_TIME_LIMIT,))
     ids = []
     if bundled_suites_dir().is_dir():
         for suite in sorted(p for p in bundled_suites_dir().iterdir() if p.is_dir()):

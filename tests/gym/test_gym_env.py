@@ -309,6 +309,8 @@ def test_a_failed_first_reset_does_not_break_the_env(tiny_gym_id: str) -> None:
     step raised TypeError even after a good reset (a bad seed in one TRL row broke a pooled instance)."""
     env = gym.make(tiny_gym_id, sandbox="local")
     try:
+        with pytest.raises(EpisodeError, match=r"step\(\) called before reset\(\)"):  # the env's own error, no wrapper's
+            env.step({"kind": "submit"})
         with pytest.raises(gym.error.Error, match="Seed must be"):
             env.reset(seed=-1)
         env.reset(seed=0)
