@@ -7,7 +7,7 @@ import logging
 import re
 from pathlib import Path
 
-from tests.integrations.helpers import require_library
+from tests.integrations.helpers import require_library, start_openenv_server
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -42,3 +42,18 @@ def test_the_gem_block_plays_an_episode() -> None:
         root.handlers[:], root.level = handlers, level
     assert scope["terminated"] is True and scope["reward"] == 0.0
     assert isinstance(scope["text"], str) and "Grade:" in scope["text"]
+
+
+def test_the_openenv_block_plays_an_episode(tmp_path: Path) -> None:
+    require_library("openenv.core", "openenv")
+    proc, url = start_openenv_server(tmp_path)
+    submit = f"<tool_call>{json.dumps({'name': 'submit', 'arguments': {}})}</tool_call>"
+    scope: dict[str, object] = {"url": url, "completion": submit}
+    try:
+        exec(compile(_block("OpenEnv"), "README.md", "exec"), scope)  # noqa: S102 - the README's own code
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+    assert (scope["reward"], scope["done"]) == (0.0, True)
+    observation = scope["result"].observation  # type: ignore[attr-defined]
+    assert observation["info"].get("infra_error") is None and "Grade:" in observation["text"]
