@@ -7,6 +7,8 @@ import logging
 import re
 from pathlib import Path
 
+import pytest
+
 from tests.integrations.helpers import require_library, start_openenv_server
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -57,3 +59,19 @@ def test_the_openenv_block_plays_an_episode(tmp_path: Path) -> None:
     assert (scope["reward"], scope["done"]) == (0.0, True)
     observation = scope["result"].observation  # type: ignore[attr-defined]
     assert observation["info"].get("infra_error") is None and "Grade:" in observation["text"]
+
+
+def test_the_verifiers_block_plays_an_episode(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    require_library("verifiers", "verifiers")
+    from tests.integrations.test_verifiers import ScriptedModel, chat_program_in_this_venv
+
+    chat_program_in_this_venv(monkeypatch, tmp_path)  # verifiers' chat program without uv's downloads
+    monkeypatch.setenv("OPENAI_API_KEY", "not-a-secret")
+    monkeypatch.chdir(tmp_path)  # vf-eval writes its run to outputs/<run>/ in the working directory
+    submit = f"<tool_call>{json.dumps({'name': 'submit', 'arguments': {}})}</tool_call>"
+    with ScriptedModel() as server:
+        server.replies = ["Submitting as it is.\n" + submit]
+        scope: dict[str, object] = {"model": "scripted", "base_url": server.base_url}
+        exec(compile(_block("verifiers"), "README.md", "exec"), scope)  # noqa: S102 - the README's own code
+    assert scope["rewards"] == [0.0, 0.0] and len(server.requests) == 2
+    assert list(tmp_path.glob("outputs/*/traces.jsonl"))
