@@ -14,7 +14,7 @@ from collections import ChainMap
 from collections.abc import Mapping, MutableMapping
 from typing import cast
 
-__all__ = ["choice_names", "complexity"]
+__all__ = ["choice_names", "complexity", "regex_choices"]
 
 _ONE_POINT = (
     ast.If,
@@ -33,7 +33,63 @@ def complexity(nodes: list[ast.AST], outer: Mapping[str, int] | None = None) -> 
     top level) to a condition or to a literal of alternatives followed to where they choose (round 39:
     ``pair = (a, b); flag = c; pair[flag]``; round 40: through more names, and module-level tables)."""
     names = choice_names(nodes, outer or {})
-    return 1 + _conditions_made(nodes) + sum(_decision_points(inner, names) for inner in nodes)
+    return 1 + _conditions_made(nodes) + sum(_decision_points(inner, names) for inner in nodes) + _pattern_points(nodes)
+
+
+#: :mod:`re`'s functions that take a pattern (``re.compile``, or a bare name: ``from re import sub``).
+_PATTERN_CALLS = frozenset(("compile", "match", "search", "fullmatch", "sub", "subn", "split", "findall", "finditer"))
+#: Group openings that choose: lookarounds and the conditional group.
+_CHOOSING_GROUPS = ("(?=", "(?!", "(?<=", "(?<!", "(?(")
+
+
+def _pattern_points(nodes: list[ast.AST]) -> int:
+    """The choices of the regular expressions a scope holds (:func:`regex_choices`): every string or bytes literal
+    passed to :data:`_PATTERN_CALLS`, or shaped like a pattern (a ``(?`` group, or ``|`` with a group), but not a
+    statement of its own (a docstring). Round 46 kept the refactor task's whole if/elif ladder as one
+    alternation of named groups picked by ``m.lastgroup`` (complexity 2 against the original's 26, 1.0);
+    the regular-expression engine chooses as an ``if`` does, so its alternatives count where the pattern is
+    written. A pattern assembled at run time from data is not a literal and is not counted."""
+    statements = {id(node.value) for node in nodes if isinstance(node, ast.Expr)}
+    passed = {id(arg) for node in nodes if isinstance(node, ast.Call) and _takes_pattern(node)
+              for arg in (*node.args, *(keyword.value for keyword in node.keywords))}
+    total = 0
+    for node in nodes:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str | bytes) and id(node) not in statements:
+            text = node.value if isinstance(node.value, str) else node.value.decode("latin-1")
+            if id(node) in passed or "(?" in text or ("|" in text and "(" in text):
+                total += regex_choices(text)
+    return total
+
+
+def regex_choices(pattern: str) -> int:
+    """Choices a regular expression makes: each ``|`` outside a character class and each lookaround or
+    conditional group; escapes are skipped. ``r"(?P<a>x)|(?P<b>y)|z"`` makes 2."""
+    count, i, in_class = 0, 0, False
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            first = i + 1 + (pattern[i + 1:i + 2] == "^")
+            if pattern[first:first + 1] == "]":  # a ']' first in the class is itself
+                i = first
+        elif char == "|" or pattern.startswith(_CHOOSING_GROUPS, i):
+            count += 1
+        i += 1
+    return count
+
+
+def _takes_pattern(node: ast.Call) -> bool:
+    """``re.compile(...)``, ``regex.sub(...)``, or a bare ``match``/``search``/... (``from re import``); not a
+    compiled pattern's methods, whose arguments are the text, nor ``str.split`` or the builtin ``compile``."""
+    func = node.func
+    if isinstance(func, ast.Attribute):
+        return func.attr in _PATTERN_CALLS and isinstance(func.value, ast.Name) and func.value.id in ("re", "regex")
+    return isinstance(func, ast.Name) and func.id in _PATTERN_CALLS - {"compile", "split"}
 
 
 def _conditions_made(nodes: list[ast.AST]) -> int:

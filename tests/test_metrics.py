@@ -54,6 +54,11 @@ def complexity_of(body: str) -> int:
         pytest.param("return {x: x for x in xs}\n", 2, id="dict_comprehension"),
         pytest.param("return sum(x for x in xs)\n", 2, id="generator_expression"),
         pytest.param("assert a\n", 2, id="assert"),
+        pytest.param("return re.compile('a|b|c')\n", 3, id="regex_alternatives_passed_to_re"),
+        pytest.param("return sub(r'(?!x)y|z', '', a)\n", 3, id="regex_lookahead_and_alternative"),
+        pytest.param("p = r'(?P<s>\\d+)|(?P<t>[a|b])'\nreturn p\n", 2, id="regex_shaped_literal_anywhere"),
+        pytest.param("return re.match(r'\\d+\\|x', a)\n", 1, id="escaped_bar_and_plain_pattern"),
+        pytest.param('"""a docstring: (a|b)"""\nreturn "x|y".split("|")\n', 1, id="docstring_and_separator_not_regex"),
     ],
 )
 def test_each_counted_construct_adds_its_decision_points(body: str, expected: int) -> None:
