@@ -128,10 +128,22 @@ def build(J):  # noqa: C901, N803 - J is the policy's closure state, as in judge
             return True
         return _any(filename.endswith(tail) and code.co_name in names for tail, names in deputies)
 
+    def hands_on(frame):
+        """A deputy's frame, or ``TracebackException.__init__`` asked to capture the frames' locals: it keeps the
+        frames to itself but hands their locals' reprs on (round 46 read a test frame's values through it)."""
+        code = frame.f_code
+        if is_deputy(code):
+            return True
+        if code.co_name != "__init__" or not code.co_filename.endswith("/traceback.py") \
+                or kind_of_file(code.co_filename) != "trusted":
+            return False
+        wanted = frame.f_locals.get("capture_locals")  # identity tests only: never the object's own __bool__
+        return not (wanted is None or wanted is False)
+
     def holder_of_frames(caller):
         """Who ends up holding what ``caller`` obtains: the first frame outward that is not a deputy."""
         frame = caller
-        while frame is not None and is_deputy(frame.f_code):
+        while frame is not None and hands_on(frame):
             frame = frame.f_back
         return frame
 
