@@ -14,6 +14,7 @@ Example:
 
 from repogym_gym.agents.registry import AgentSpec, make_agent
 from repogym_gym.baseline import BaselineStore
+from repogym_gym.diffsim import diff_similarity
 from repogym_gym.episode import Episode, StepResult
 from repogym_gym.errors import (
     ActionError,
@@ -49,6 +50,7 @@ from repogym_gym.errors import (
 from repogym_gym.graders import (
     CompositeGrader,
     ConstraintGrader,
+    DiffSimilarityGrader,
     Grader,
     GradingContext,
     PerfGrader,
@@ -86,6 +88,7 @@ __all__ = [
     "CommandResult",
     "CompositeGrader",
     "ConstraintGrader",
+    "DiffSimilarityGrader",
     "DiskFullError",
     "Episode",
     "EpisodeError",
@@ -130,6 +133,7 @@ __all__ = [
     "__version__",
     "dataset",
     "default_grader",
+    "diff_similarity",
     "grade_patch",
     "grade_workspace",
     "load_task",

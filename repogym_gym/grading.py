@@ -40,6 +40,7 @@ from repogym_gym.gitstore import disk_full_reason
 from repogym_gym.graders import (
     CompositeGrader,
     ConstraintGrader,
+    DiffSimilarityGrader,
     GradingContext,
     PerfGrader,
     QualityGrader,
@@ -53,14 +54,15 @@ from repogym_gym.owners import TEMP_PREFIXES, owned_tempdir, sweep_tempdirs
 from repogym_gym.paths import default_cache_dir
 from repogym_gym.results import GradeComponent, GradeResult
 from repogym_gym.sandbox import LocalSandbox, Sandbox, make_sandbox
+from repogym_gym.spec import REWARD_KINDS
 from repogym_gym.task import Task
 from repogym_gym.tree import discard_tree
 from repogym_gym.venvs import grader_venv_dir, venv_dir, venv_environ
 from repogym_gym.workspace import Snapshot, Workspace
 
 __all__ = [
-    "VisibleTestRun", "confined", "default_grader", "grade_patch", "grade_snapshot", "grade_workspace", "run_visible_tests",
-    "task_python_env",
+    "VisibleTestRun", "confined", "default_grader", "grade_patch", "grade_snapshot", "grade_workspace", "reward_kind",
+    "run_visible_tests", "task_python_env",
 ]
 
 
@@ -97,23 +99,52 @@ def task_python_env(task: Task, cache_dir: Path) -> Path:
     return venv_dir(env.requirements, cache_dir=cache_dir, python=env.python) if env is not None else grader_venv_dir(cache_dir)
 
 
-def default_grader(task: Task) -> CompositeGrader:
-    """The task type's pipeline: constraints, quality (if limits are set), tests, perf (perf tasks).
+def reward_kind(task: Task, reward: str | None = None) -> str:
+    """The reward kind an episode of ``task`` is graded by: ``reward``, else the task's default (the
+    first of ``grading.rewards``). ``tests``, the task type's own pipeline, is always offered.
 
-    Roles follow the task type: tests are the objective of bugfix/feature tasks and a gate
-    elsewhere; quality is the objective of refactor tasks and a gate elsewhere. Quality is
-    measured before the tests run: the code under test can rewrite the grading copy while they
-    run (a module that leaves a short version of itself behind), so only what was carried counts.
+    Raises:
+        ValueError: when the task does not offer ``reward`` (the message lists what it offers).
+    """
+    offered = task.spec.grading.rewards
+    if reward is None:
+        return offered[0]
+    if reward not in (*offered, "tests"):  # the task type's own pipeline: every task has tests
+        raise ValueError(f"reward={reward!r}: task {task.id!r} offers {offered} (task.yaml grading.rewards; "
+                         f"kinds: {list(REWARD_KINDS)})")
+    return reward
+
+
+def default_grader(task: Task, reward: str | None = None) -> CompositeGrader:
+    """The pipeline of the task's reward kind (:func:`reward_kind`).
+
+    ``tests`` (the default) follows the task type: constraints, quality (if limits are set), tests,
+    perf (perf tasks). Tests are the objective of bugfix/feature tasks and a gate elsewhere; quality
+    is the objective of refactor tasks and a gate elsewhere. Quality is measured before the tests
+    run: the code under test can rewrite the grading copy while they run (a module that leaves a
+    short version of itself behind), so only what was carried counts. ``graded`` and ``binary`` are
+    the same pipeline with the tests scored ``f2p_rate × p2p_rate`` or all-or-nothing;
+    ``diff_similarity`` is constraints and the patch's resemblance to the golden patch, nothing run.
+
+    Raises:
+        ValueError: when the task does not offer ``reward``.
     """
     spec = task.spec
-    objectives = spec.objectives()
+    kind = reward_kind(task, reward)
     graders: list = [ConstraintGrader()]
+    if kind == "diff_similarity":
+        return CompositeGrader([*graders, DiffSimilarityGrader()], pass_threshold=spec.grading.pass_threshold,
+                               reward_kind=kind)
+    objectives = spec.objectives()
     if spec.constraints.has_quality_limits():
         graders.append(QualityGrader(role="objective" if "quality" in objectives else "gate"))
-    graders.append(TestGrader(role="objective" if "tests" in objectives else "gate"))
+    scoring = {"graded": (True, False), "binary": (False, True)}.get(kind, (None, None))
+    graders.append(TestGrader(role="objective" if "tests" in objectives else "gate", partial_credit=scoring[0],
+                              require_all_pass_to_pass=scoring[1]))
     if spec.perf is not None:
         graders.append(PerfGrader())
-    return CompositeGrader(graders, weights=spec.grading.weights, pass_threshold=spec.grading.pass_threshold)
+    return CompositeGrader(graders, weights=spec.grading.weights, pass_threshold=spec.grading.pass_threshold,
+                           reward_kind=kind)
 
 
 def _failed(task: Task, name: str, message: str, start: float, *, infra: bool, snapshot: Snapshot | None = None) -> GradeResult:
@@ -170,6 +201,7 @@ def grade_snapshot(
         fail_to_pass=tests.details.get("fail_to_pass", {}) if tests else {},
         pass_to_pass=tests.details.get("pass_to_pass", {}) if tests else {},
         infra_error=infra_error,
+        reward_kind=grader.reward_kind,
         duration_s=time.monotonic() - start,
     )
 

@@ -8,6 +8,7 @@ name that is not UTF-8) becomes U+FFFD (:mod:`repogym_gym.safetext`).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -125,6 +126,8 @@ class GradeResult(_Frozen):
         pass_to_pass: Outcome of each pass_to_pass id.
         infra_error: Set when the grade is 0 because the infrastructure failed (setup,
             sandbox, grader crash), not because of the submission; trainers should mask it.
+        reward_kind: The reward kind graded by (``tests``, ``graded``, ``binary``,
+            ``diff_similarity``; ``custom`` for a hand-built pipeline).
         duration_s: Seconds spent grading.
     """
 
@@ -138,6 +141,7 @@ class GradeResult(_Frozen):
     fail_to_pass: dict[str, TestOutcome] = Field(default_factory=dict)
     pass_to_pass: dict[str, TestOutcome] = Field(default_factory=dict)
     infra_error: str | None = None
+    reward_kind: str = "tests"
     duration_s: float = Field(0.0, ge=0)
 
     @field_validator("score")
@@ -155,6 +159,25 @@ class GradeResult(_Frozen):
             if comp.name == name:
                 return comp
         raise KeyError(f"no component {name!r}; components are {[c.name for c in self.components]}")
+
+    def reward_details(self, calibration: Mapping[str, float] | None = None) -> dict[str, Any]:
+        """What ``reward-details.json`` holds (design doc 004, "Where the reward is written").
+
+        Returns:
+            ``reward``, ``kind``, ``passed``, the strict flag ``resolved`` and ``parse_status``,
+            ``f2p_rate`` / ``p2p_rate`` and the per-test outcomes (tests kinds; None otherwise),
+            ``components`` (name -> score), ``infra_error``, and ``calibration`` (the noop and
+            golden scores ``repogym validate`` measured, when given) for ``(raw - noop) / (golden - noop)``.
+        """
+        tests = next((c.details for c in self.components if c.name == "tests"), {})
+        return {
+            "reward": self.score, "kind": self.reward_kind, "passed": self.passed,
+            "resolved": tests.get("resolved"), "parse_status": tests.get("parse_status"),
+            "f2p_rate": tests.get("f2p_rate"), "p2p_rate": tests.get("p2p_rate"),
+            "fail_to_pass": dict(self.fail_to_pass), "pass_to_pass": dict(self.pass_to_pass),
+            "components": {c.name: c.score for c in self.components}, "infra_error": self.infra_error,
+            "calibration": dict(calibration) if calibration is not None else None,
+        }
 
     def summary(self) -> str:
         """One line, e.g. ``PASS 1.000 (constraints=1.00✓(gate), tests=1.00✓)``."""

@@ -5,7 +5,7 @@ each. The client is :class:`repogym_gym.gym.remote.RemoteEnv`, a ``gymnasium.Env
 
 - ``POST /sessions`` ``{"env_id", "kwargs"}`` -> ``{"session_id"}``: ``gym.make(env_id, **kwargs)``
   on the server; ``kwargs`` may be ``task``, ``suite``, ``sandbox``, ``max_steps``,
-  ``reward_shaping``, ``max_episode_steps``, ``observation_mode`` (nothing that names a path to write);
+  ``reward_shaping``, ``max_episode_steps``, ``observation_mode``, ``reward`` (nothing that names a path to write);
 - ``POST /sessions/{id}/reset`` ``{"seed", "options"}`` -> ``{"observation", "info"}``;
 - ``POST /sessions/{id}/step`` ``{"action"}`` -> ``{"observation", "reward", "terminated", "truncated", "info"}``;
 - ``POST /sessions/{id}/truncate`` ``{"reason"}``: grade the running episode now (as the budget would);
@@ -46,7 +46,8 @@ __all__ = ["ALLOWED_KWARGS", "SessionStore", "create_app"]
 _log = logging.getLogger(__name__)
 
 #: What a client may pass to ``gym.make`` on the server.
-ALLOWED_KWARGS = frozenset({"task", "suite", "sandbox", "max_steps", "reward_shaping", "max_episode_steps", "observation_mode"})
+ALLOWED_KWARGS = frozenset({"task", "suite", "sandbox", "max_steps", "reward_shaping", "max_episode_steps", "observation_mode",
+                            "reward"})
 
 
 @dataclass

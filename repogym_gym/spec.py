@@ -20,7 +20,7 @@ import difflib
 import re
 import shlex
 from pathlib import PurePosixPath
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import (
     BaseModel,
@@ -45,7 +45,9 @@ __all__ = [
     "PerfSpec",
     "PythonEnvSpec",
     "PypiSource",
+    "REWARD_KINDS",
     "RepoSpec",
+    "RewardKind",
     "Source",
     "TarballSource",
     "TaskSpec",
@@ -61,6 +63,11 @@ TaskType = Literal["bugfix", "feature", "refactor", "perf"]
 
 #: Component names that can be objectives (and so can carry a weight in ``grading.weights``).
 OBJECTIVE_COMPONENTS = ("tests", "quality", "perf")
+
+#: Reward kinds a task may offer (``grading.rewards``; README "Choosing a reward"); graded and binary
+#: score the tests of a bugfix or feature task, diff_similarity compares the patch with the golden one.
+RewardKind = Literal["tests", "graded", "binary", "diff_similarity"]
+REWARD_KINDS: tuple[str, ...] = get_args(RewardKind)
 
 _COMMIT = re.compile(r"^[0-9a-fA-F]{40}$")
 _SHA256 = re.compile(r"^[0-9a-fA-F]{64}$")
@@ -509,6 +516,11 @@ class GradingSpec(StrictModel):
     require_all_pass_to_pass: bool = Field(
         True, description="Any broken pass_to_pass scores 0; off: score x (1 - broken/total)."
     )
+    rewards: list[RewardKind] = Field(
+        ["tests"], min_length=1,
+        description="Reward kinds offered, the first the default; gym.make(id, reward=...) picks another.")
+    diff_weights: dict[Literal["format", "size", "file", "region", "sim", "judge"], Annotated[float, Field(ge=0)]] = Field(
+        default_factory=dict, description="diff_similarity component -> weight (format, size, file, region, sim, judge).")
 
     @field_validator("weights")
     @classmethod
@@ -556,6 +568,9 @@ class TaskSpec(StrictModel):
                     "a refactor task needs constraints.max_function_length or "
                     "constraints.max_cyclomatic_complexity, and constraints.paths (its reward signal)"
                 )
+        rewards = self.grading.rewards
+        if len(set(rewards)) != len(rewards) or ({"graded", "binary"} & set(rewards) and kind not in ("bugfix", "feature")):
+            raise ValueError(f"grading.rewards {rewards}: each kind once; graded and binary need a bugfix or feature task")
         for name in self.grading.weights:
             if name not in self.objectives():
                 raise ValueError(

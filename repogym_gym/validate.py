@@ -16,7 +16,10 @@ A task is sound when (design doc 001, "Verification is a separate, explicit comm
    ``limits``), the golden patch scores 1 once more in the sandbox an untrusted agent's episodes
    get, under the task's limits: a ``memory_mb`` or ``max_processes`` too small for the test run
    (or one the sandbox cannot apply) would zero every reward there while passing locally;
-7. no grade hit an infrastructure error.
+7. ``reward:<kind>``: for each other reward kind the task offers (``grading.rewards``), the noop
+   and the golden patch graded by that kind score exactly 0 and 1 (``calibration`` keeps the
+   scores of every kind, the task type's ``tests`` included);
+8. no grade hit an infrastructure error.
 
 Beside the checks, ``flags`` name what is sound but weak: a fail_to_pass none of whose tests is
 collected on the baseline (their module does not import: what they ask for does not exist yet),
@@ -38,7 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from repogym_gym.answers import scan_for_answers
 from repogym_gym.baseline import BaselineStore
 from repogym_gym.errors import RepoGymError, SandboxUnavailableError, TaskError
-from repogym_gym.grading import grade_patch
+from repogym_gym.grading import default_grader, grade_patch
 from repogym_gym.results import GradeResult
 from repogym_gym.sandbox import Sandbox, make_sandbox
 from repogym_gym.task import Task
@@ -62,10 +65,12 @@ class TaskValidation(BaseModel):
     Attributes:
         task_id: The task.
         ok: Every check passed.
-        checks: baseline, noop, golden, repeatable, own_sandbox, answer_hidden (in that order).
+        checks: baseline, noop, golden, repeatable, ``reward:<kind>`` per offered kind, own_sandbox, answer_hidden.
         flags: Sound but weak (module docstring); they do not make ``ok`` False.
         noop_score: Score of the empty submission.
         golden_scores: Score of each golden grade.
+        calibration: Reward kind -> ``{"noop", "golden"}`` scores (``tests`` and every kind the task
+            offers), so that ``(raw - noop) / (golden - noop)`` can be computed.
         duration_s: Seconds spent validating.
     """
 
@@ -77,6 +82,7 @@ class TaskValidation(BaseModel):
     flags: list[str] = Field(default_factory=list)
     noop_score: float
     golden_scores: list[float] = Field(default_factory=list)
+    calibration: dict[str, dict[str, float]] = Field(default_factory=dict)
     duration_s: float = 0.0
 
     def failures(self) -> list[str]:
@@ -197,7 +203,7 @@ def validate_task(
     start = time.monotonic()
     say = progress or (lambda _label: None)
     say("noop")
-    noop = grade_patch(task, "", store=store, sandbox=sandbox)
+    noop = grade_patch(task, "", store=store, sandbox=sandbox, grader=default_grader(task, "tests"))
     checks = [_baseline_check(task, noop)]
     noop_ok = noop.score == 0.0 and not noop.infra_error
     checks.append(ValidationCheck(name="noop", ok=noop_ok, message=f"noop {noop.summary()}"))
@@ -209,7 +215,7 @@ def validate_task(
     goldens = []
     for i in range(repeats):
         say(f"golden {i + 1}/{repeats}")
-        goldens.append(grade_patch(task, golden_patch, store=store, sandbox=sandbox))
+        goldens.append(grade_patch(task, golden_patch, store=store, sandbox=sandbox, grader=default_grader(task, "tests")))
     first = goldens[0]
     golden_ok = first.score == 1.0 and first.passed and not first.infra_error
     detail = "" if golden_ok else " | " + " | ".join(m for c in first.components if not c.passed for m in c.messages[:3])
@@ -220,6 +226,11 @@ def validate_task(
         message=f"{repeats} golden grades identical" if len(distinct) == 1
         else f"{len(distinct)} different outcomes in {repeats} golden grades: {[g.summary() for g in goldens]}",
     ))
+    calibration = {"tests": {"noop": noop.score, "golden": first.score}}
+    for kind in (k for k in task.spec.grading.rewards if k != "tests"):
+        say(f"reward {kind}")
+        check, calibration[kind] = _reward_check(task, kind, golden_patch, store, sandbox)
+        checks.append(check)
     own, owned = sandbox, sandbox is None or not sandbox.confining
     try:
         if owned:
@@ -242,5 +253,16 @@ def validate_task(
                 own.close()
     return TaskValidation(
         task_id=task.id, ok=all(c.ok for c in checks), checks=checks, flags=_flags(noop), noop_score=noop.score,
-        golden_scores=[g.score for g in goldens], duration_s=time.monotonic() - start,
+        golden_scores=[g.score for g in goldens], calibration=calibration, duration_s=time.monotonic() - start,
     )
+
+
+def _reward_check(task: Task, kind: str, golden_patch: str, store: BaselineStore | None,
+                  sandbox: Sandbox | None) -> tuple[ValidationCheck, dict[str, float]]:
+    """The noop and golden grades by one reward kind: sound when they score exactly 0 and 1."""
+    grader = default_grader(task, kind)
+    noop = grade_patch(task, "", store=store, sandbox=sandbox, grader=grader)
+    golden = grade_patch(task, golden_patch, store=store, sandbox=sandbox, grader=grader)
+    ok = noop.score == 0.0 and golden.score == 1.0 and not (noop.infra_error or golden.infra_error)
+    check = ValidationCheck(name=f"reward:{kind}", ok=ok, message=f"{kind}: noop {noop.summary()} | golden {golden.summary()}")
+    return check, {"noop": noop.score, "golden": golden.score}

@@ -143,7 +143,7 @@ def test_unknown_field_with_no_close_match_lists_the_known_fields(tmp_path: Path
     path = write_task_yaml(tmp_path / "t", yaml.safe_dump(tiny_spec(grading={"zzzzzz": 1})))
     assert load_error(tmp_path / "t") == (
         f"{path}: grading.zzzzzz: unknown field (known fields: "
-        "['partial_credit', 'pass_threshold', 'require_all_pass_to_pass', 'weights'])"
+        "['diff_weights', 'partial_credit', 'pass_threshold', 'require_all_pass_to_pass', 'rewards', 'weights'])"
     )
 
 

@@ -43,7 +43,8 @@ def validate_command(
     """Check every task: baseline fails fail_to_pass and passes pass_to_pass, noop scores 0,
     golden scores 1, repeated golden grades agree, the golden patch also scores 1 in the task's own
     sandbox under its limits, and no file visible inside that sandbox holds a golden version of a
-    changed file. Exit code 0 only if all are sound."""
+    changed file; each other reward kind the task offers scores 0 for the noop and 1 for the golden patch. Exit code 0
+    only if all are sound."""
     paths = [resolve_location(p) for p in paths]
     for path in paths:  # a mistyped path must not pass as "0/0 tasks sound", exit 0
         if not discover_tasks(path):
@@ -66,14 +67,14 @@ def validate_command(
             bar.advance(job)
     table = Table(title="repogym validate")
     table.add_column("task", no_wrap=True, min_width=max((len(t.id) for t in tasks), default=4))
-    for name in ("type", "baseline", "noop", "golden", "repeatable", "own sandbox", "answer hidden"):
+    for name in ("type", "baseline", "noop", "golden", "repeatable", "rewards", "own sandbox", "answer hidden"):
         table.add_column(name, no_wrap=True)
     table.add_column("seconds", justify="right")
     for task, res in zip(tasks, results, strict=False):
         marks = {c.name: ("[green]ok[/]" if c.ok else "[red]FAIL[/]") for c in res.checks}
         table.add_row(task.id, task.spec.type, marks.get("baseline", "-"), f"{marks.get('noop', '-')} {res.noop_score:.3f}",
                       f"{marks.get('golden', '-')} {_scores(res.golden_scores)}",
-                      marks.get("repeatable", "-"), marks.get("own_sandbox", "-"), marks.get("answer_hidden", "-"),
+                      marks.get("repeatable", "-"), _rewards(res), marks.get("own_sandbox", "-"), marks.get("answer_hidden", "-"),
                       f"{res.duration_s:.1f}")
     out = stdout_console()
     out.print(table)
@@ -91,3 +92,10 @@ def validate_command(
             raise RunError(f"--json {json_out} cannot be written: {exc.strerror or exc}") from None
     out.print(f"{len(results) - len(bad)}/{len(results)} tasks sound")
     raise typer.Exit(1 if bad else 0)
+
+
+def _rewards(result: TaskValidation) -> str:
+    """The reward kinds checked besides ``tests``, each marked ok or FAIL ("-" for none)."""
+    marks = [f"{c.name.removeprefix('reward:')} {'[green]ok[/]' if c.ok else '[red]FAIL[/]'}"
+             for c in result.checks if c.name.startswith("reward:")]
+    return ", ".join(marks) or "-"

@@ -5,11 +5,13 @@ from repogym_gym.graders.composite import CompositeGrader, combine
 from repogym_gym.graders.constraint import ConstraintGrader
 from repogym_gym.graders.perf import PerfGrader, perf_score
 from repogym_gym.graders.quality import QualityGrader
+from repogym_gym.graders.similarity import DiffSimilarityGrader
 from repogym_gym.graders.tests import TestGrader, score_tests
 
 __all__ = [
     "CompositeGrader",
     "ConstraintGrader",
+    "DiffSimilarityGrader",
     "Grader",
     "GradingContext",
     "PerfGrader",

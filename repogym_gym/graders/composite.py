@@ -41,12 +41,15 @@ class CompositeGrader:
         graders: In run order (constraints first).
         weights: Component name -> weight for objectives (default 1 each).
         pass_threshold: Score needed to pass, in [0, 1].
+        reward_kind: The reward kind this pipeline computes (recorded in each grade; ``custom`` for
+            a hand-built pipeline).
 
     Example:
         >>> grader = CompositeGrader([ConstraintGrader(), TestGrader()], weights={"tests": 1.0})  # doctest: +SKIP
     """
 
-    def __init__(self, graders: Sequence[Grader], weights: Mapping[str, float] | None = None, pass_threshold: float = 1.0) -> None:
+    def __init__(self, graders: Sequence[Grader], weights: Mapping[str, float] | None = None, pass_threshold: float = 1.0,
+                 reward_kind: str = "custom") -> None:
         names = [g.name for g in graders]
         if len(set(names)) != len(names):
             raise GraderError(f"grader names must be unique, got {names}")
@@ -56,6 +59,7 @@ class CompositeGrader:
         self.graders = list(graders)
         self.weights = dict(weights or {})
         self.pass_threshold = pass_threshold
+        self.reward_kind = reward_kind
 
     def grade(self, ctx: GradingContext) -> tuple[list[GradeComponent], str | None]:
         """Every component, in order, and the first infrastructure error (or None)."""

@@ -61,15 +61,27 @@ def score_tests(
 class TestGrader:
     """Runs the tests in the grading copy and scores fail_to_pass / pass_to_pass.
 
+    Every component carries, besides the per-test outcomes, ``parse_status`` (``parsed``, or
+    ``unparseable: <why>`` with score 0: an exit code is never a stand-in for a report),
+    ``f2p_rate``, ``p2p_rate`` (1.0 with no pass_to_pass tests) and ``resolved`` (every
+    fail_to_pass and pass_to_pass test passes) whatever the scoring mode.
+
     Args:
         role: ``objective`` for bugfix/feature tasks, ``gate`` for refactor/perf tasks.
+        partial_credit: Overrides the task's ``grading.partial_credit`` (None: the task's).
+        require_all_pass_to_pass: Overrides the task's ``grading.require_all_pass_to_pass``.
+            The ``graded`` reward kind is (True, False): ``f2p_rate × p2p_rate``; ``binary`` is
+            (False, True): 1 only when resolved (design doc 004).
     """
 
     __test__ = False
     name = "tests"
 
-    def __init__(self, role: Role = "objective") -> None:
+    def __init__(self, role: Role = "objective", *, partial_credit: bool | None = None,
+                 require_all_pass_to_pass: bool | None = None) -> None:
         self.role: Role = role
+        self.partial_credit = partial_credit
+        self.require_all_pass_to_pass = require_all_pass_to_pass
 
     def grade(self, ctx: GradingContext) -> GradeComponent:
         spec = ctx.task.spec
@@ -98,19 +110,22 @@ class TestGrader:
         details: dict[str, object] = {"exit_code": shown_exit_code(run.result.exit_code), "duration_s": float(round(run.result.duration_s))}
         if run.invalid is not None or run.report is None:
             missing: dict[str, TestOutcome] = {i: "missing" for i in spec.tests.fail_to_pass}
-            details |= {"invalid": run.invalid, "fail_to_pass": missing,
-                        "pass_to_pass": {i: "missing" for i in spec.tests.pass_to_pass}}
+            details |= {"invalid": run.invalid, "fail_to_pass": missing, "parse_status": f"unparseable: {run.invalid}",
+                        "pass_to_pass": {i: "missing" for i in spec.tests.pass_to_pass},
+                        "f2p_rate": 0.0 if missing else 1.0, "p2p_rate": 0.0 if spec.tests.pass_to_pass else 1.0,
+                        "resolved": False}
             return component(self, score=0.0, passed=False, messages=[f"invalid test run: {run.invalid}"], details=details)
         report = run.report
         f2p = {i: report.status_of(i) for i in spec.tests.fail_to_pass}
         p2p = {i: report.status_of(i) for i in spec.tests.pass_to_pass}
         sealed_messages = self._apply_seal(run, golden, f2p, p2p, details) if golden is not None else []
-        score, passed, messages = score_tests(
-            f2p, p2p, partial_credit=spec.grading.partial_credit,
-            require_all_pass_to_pass=spec.grading.require_all_pass_to_pass,
-        )
+        partial = spec.grading.partial_credit if self.partial_credit is None else self.partial_credit
+        require_all = (spec.grading.require_all_pass_to_pass if self.require_all_pass_to_pass is None
+                       else self.require_all_pass_to_pass)
+        score, passed, messages = score_tests(f2p, p2p, partial_credit=partial, require_all_pass_to_pass=require_all)
         messages += sealed_messages
-        details |= {"fail_to_pass": f2p, "pass_to_pass": p2p, "flaky": [i for i in report.flaky if i != run.sentinel]}
+        details |= {"fail_to_pass": f2p, "pass_to_pass": p2p, "flaky": [i for i in report.flaky if i != run.sentinel],
+                    "parse_status": "parsed", "resolved": passed, **_rates(f2p, p2p)}
         limits = spec.constraints
         if limits.has_quality_limits():  # what ran is measured too, not only what was carried
             runtime = runtime_code_violations(run.compiled, run.unmeasured, max_function_length=limits.max_function_length,
@@ -137,3 +152,9 @@ class TestGrader:
             return []
         shown = "; ".join(f"{i}: {why}" for i, why in sorted(differing.items())[:3])
         return [f"{len(differing)}/{len(golden)} sealed tests observed other values than the golden patch: {shown}"]
+
+
+def _rates(f2p: dict[str, TestOutcome], p2p: dict[str, TestOutcome]) -> dict[str, float]:
+    """``f2p_rate`` and ``p2p_rate``: the share passing (1.0 for an empty list)."""
+    return {name: sum(s == "passed" for s in outcomes.values()) / len(outcomes) if outcomes else 1.0
+            for name, outcomes in (("f2p_rate", f2p), ("p2p_rate", p2p))}

@@ -30,6 +30,7 @@ from repogym_gym.baseline import BaselineStore
 from repogym_gym.conversation import SYSTEM_PROMPT
 from repogym_gym.episode import Episode, EpisodeError, StepResult, check_max_steps
 from repogym_gym.errors import TaskNotFoundError
+from repogym_gym.grading import default_grader, reward_kind
 from repogym_gym.gym.aio import run_blocking
 from repogym_gym.gym.spaces import NO_EXIT_CODE, action_space, chat_observation_space, observation_space
 from repogym_gym.sandbox import Sandbox, SandboxConfig, make_sandbox, sandbox_config
@@ -73,10 +74,13 @@ class RepoGymEnv(gym.Env[Any, Any]):
             tuple of chat messages, the system prompt and the first observation at reset (with the
             tool schema in ``info["tools"]``), then one ``tool`` message per call of the step, keyed by
             its ``tool_call_id`` (:func:`~repogym_gym.gym.spaces.chat_observation_space`).
+        reward: The reward kind to grade by, one the task offers (``grading.rewards``: ``tests``,
+            ``graded``, ``binary``, ``diff_similarity``); None: the task's default (the first).
 
     Raises:
-        ValueError: when neither or both of ``task`` and ``suite`` are given, or ``max_steps`` is not 1 to
-            1,000,000 (the observation space's bound).
+        ValueError: when neither or both of ``task`` and ``suite`` are given, ``max_steps`` is not 1 to
+            1,000,000 (the observation space's bound), or the task does not offer ``reward`` (for a
+            suite: at the reset that draws such a task).
         SandboxConfigError: for an unknown sandbox or a bad option (a ``ValueError`` too).
         SandboxUnavailableError: when the sandbox cannot run on this machine.
     """
@@ -95,6 +99,7 @@ class RepoGymEnv(gym.Env[Any, Any]):
         trajectory_dir: str | None = None,
         cache_dir: str | None = None,
         observation_mode: str = "dict",
+        reward: str | None = None,
     ) -> None:
         if (task is None) == (suite is None):
             raise ValueError("give exactly one of task= (a task path or id) and suite= (a suite name or path)")
@@ -109,6 +114,9 @@ class RepoGymEnv(gym.Env[Any, Any]):
         self.observation_space = chat_observation_space() if observation_mode == "chat" else observation_space()
         self.action_space = action_space()
         self._fixed = resolve_task(task) if task is not None else None
+        self._reward = reward
+        if self._fixed is not None:
+            reward_kind(self._fixed, reward)
         self._suite = resolve_suite(suite) if suite is not None else None
         self._suite_tasks: list[Task] | None = None
         self._options = {"reward_shaping": reward_shaping, "max_steps": max_steps, "trajectory_dir": trajectory_dir}
@@ -149,10 +157,11 @@ class RepoGymEnv(gym.Env[Any, Any]):
         super().reset(seed=seed)
         task = self._choose(options or {})
         if self._episode is None or self._episode.task.id != task.id:
+            grader = default_grader(task, self._reward) if self._reward is not None else None  # may refuse: before any close
             if self._episode is not None:
                 self._episode.close()
             self._sandbox = self._sandbox_for(task)
-            self._episode = Episode(task, sandbox=self._sandbox, store=self._store,
+            self._episode = Episode(task, sandbox=self._sandbox, store=self._store, grader=grader,
                                     env_spec_json=self._spec_json(), **self._options)  # type: ignore[arg-type]
         self._episode.max_steps = self._budget(task)
         obs, info = self._episode.reset()
@@ -218,7 +227,8 @@ class RepoGymEnv(gym.Env[Any, Any]):
         if self._episode is None:
             raise EpisodeError("fork() called before reset()")
         twin = RepoGymEnv(self._fixed, suite=self._suite, render_mode=self.render_mode, sandbox=self._requested,
-                          observation_mode=self.observation_mode, **self._options)  # type: ignore[arg-type]
+                          observation_mode=self.observation_mode, reward=self._reward,
+                          **self._options)  # type: ignore[arg-type]
         try:
             twin._store, twin._time_limit, twin._suite_tasks, twin.spec = self._store, self._time_limit, self._suite_tasks, self.spec
             twin._np_random, twin._np_random_seed = copy.deepcopy(self._np_random), self._np_random_seed

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +23,7 @@ from repogym_gym.private import write_private
 from repogym_gym.runner.episode import EpisodeRecord
 from repogym_gym.runner.models import RunConfig, RunResult, RunSummary, load_results, result_path
 
-__all__ = ["RESUME_FIELDS", "open_run", "run_lock", "save_record", "write_atomic", "write_summary"]
+__all__ = ["RESUME_FIELDS", "open_run", "reward_details_path", "run_lock", "save_record", "write_atomic", "write_summary"]
 
 #: RunConfig fields a resumed run must repeat; the others (jobs, backend, limits) may change.
 RESUME_FIELDS = ("suite", "task_ids", "agents", "samples", "seed")
@@ -107,7 +108,9 @@ def open_run(out: Path, config: RunConfig) -> dict[tuple[str, str, int], RunResu
 
 
 def save_record(out: Path, record: EpisodeRecord, previous: RunResult | None = None) -> RunResult:
-    """Write a record's trajectory, then its result; drop the trajectory of the result it replaces.
+    """Write a record's trajectory and, beside it, its ``<trajectory>.reward-details.json``
+    (:meth:`GradeResult.reward_details <repogym_gym.results.GradeResult.reward_details>`), then its
+    result; drop the files of the result it replaces.
 
     Returns:
         The stored RunResult.
@@ -115,12 +118,19 @@ def save_record(out: Path, record: EpisodeRecord, previous: RunResult | None = N
     result = record.result
     if result.trajectory and record.trajectory_json is not None:
         write_atomic(out / result.trajectory, record.trajectory_json)
+        if result.grade is not None:
+            write_atomic(out / reward_details_path(result.trajectory), json.dumps(result.grade.reward_details(), indent=1) + "\n")
     write_atomic(result_path(out, result.agent, result.task_id, result.sample), result.model_dump_json(indent=1) + "\n")
     if previous is not None and previous.trajectory and previous.trajectory != result.trajectory:
-        stale = out / previous.trajectory
-        if stale.resolve().is_relative_to((out / "trajectories").resolve()):
-            stale.unlink(missing_ok=True)
+        for stale in (out / previous.trajectory, out / reward_details_path(previous.trajectory)):
+            if stale.resolve().is_relative_to((out / "trajectories").resolve()):
+                stale.unlink(missing_ok=True)
     return result
+
+
+def reward_details_path(trajectory: str) -> str:
+    """Where the reward details of the trajectory at ``trajectory`` (relative to the run) are written."""
+    return str(Path(trajectory).with_suffix(".reward-details.json"))
 
 
 def write_summary(out: Path, summary: RunSummary) -> Path:

@@ -17,6 +17,7 @@ from repogym_gym.errors import (
     UnconfinedWarning,
 )
 from repogym_gym.runner import RunConfig, RunResult, RunSummary, load_results, result_path, run_suite, run_task
+from repogym_gym.runner.store import reward_details_path
 from repogym_gym.task import Task
 from repogym_gym.trajectory import Trajectory
 from tests.helpers import FIXED_SOURCE, STARTER, MakeTask
@@ -72,7 +73,13 @@ def test_every_episode_writes_its_result_its_trajectory_and_the_run_files(serial
         trajectory = Trajectory.model_validate_json((out / r.trajectory).read_text())
         assert trajectory.grade is not None and trajectory.grade.score == r.score == r.grade.score
         assert (r.status, r.worker, r.attempts, r.terminated, r.seed) == ("graded", "serial", 1, True, 0)
-    assert sorted((out / "trajectories").rglob("*.json")) == sorted(out / r.trajectory for r in results)
+        details = json.loads((out / reward_details_path(r.trajectory)).read_text())  # issue 15: beside the trajectory
+        assert (details["reward"], details["kind"], details["passed"]) == (r.score, "tests", r.passed)
+        assert details["parse_status"] == "parsed" and details["infra_error"] is None
+        if r.agent == "golden" or r.task_id in ("pagination-off-by-one", "parse-duration"):  # bugfix: tests are the objective
+            assert details["resolved"] is r.passed
+    written = sorted((out / "trajectories").rglob("*.json"))
+    assert written == sorted([out / r.trajectory for r in results] + [out / reward_details_path(r.trajectory) for r in results])
     assert RunSummary.model_validate_json((out / "summary.json").read_text()) == summary
     assert RunConfig.model_validate_json((out / "run.json").read_text()).task_ids == STARTER_IDS
     assert not list(out.rglob("*.tmp")), "atomic writes leave no temporary files"

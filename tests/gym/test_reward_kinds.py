@@ -1,0 +1,109 @@
+"""Issue 15: reward kinds chosen per task (task.yaml ``grading.rewards``) and per env (``gym.make(id, reward=...)``)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import gymnasium as gym
+import pytest
+
+from repogym_gym.errors import TaskSpecError
+from repogym_gym.task import Task
+from repogym_gym.validate import validate_task
+from tests.helpers import CALC_SOURCE, FIXED_SOURCE, MakeTask
+
+KINDS = ["tests", "graded", "binary", "diff_similarity"]
+#: add fixed, sub broken for b == 0 only: fail_to_pass 2/2, pass_to_pass 1/2
+HALF_P2P = FIXED_SOURCE.replace("def sub(a, b):\n    return a - b", "def sub(a, b):\n    return 0 if b == 0 else a - b")
+#: add right for (2, 3) only: fail_to_pass 1/2, pass_to_pass 2/2
+HALF_F2P = CALC_SOURCE.replace("def add(a, b):\n    return a - b", "def add(a, b):\n    return 5 if (a, b) == (2, 3) else a - b")
+
+
+@pytest.fixture
+def offering(make_task: MakeTask) -> Task:
+    """The tiny task offering every kind of this increment, the default first."""
+    return make_task(grading={"rewards": KINDS})
+
+
+def _play(task: Task, source: str | None, **make: Any) -> tuple[float, dict[str, Any]]:
+    env = gym.make("RepoGym/Task-v0", task=str(task.root), sandbox="local", **make)
+    try:
+        env.reset(seed=0)
+        if source is not None:
+            env.step({"kind": "write", "path": "calc/__init__.py", "content": source})
+        _, reward, terminated, _, info = env.step({"kind": "submit"})
+    finally:
+        env.close()
+    assert terminated
+    return float(reward), info
+
+
+@pytest.mark.slow
+def test_each_kind_scores_a_partial_fix_by_its_own_formula(offering: Task) -> None:
+    expected = {  # (HALF_F2P, HALF_P2P, golden, noop)
+        "tests": (0.5, 0.0, 1.0, 0.0),  # partial credit k/n; any broken pass_to_pass zeroes it
+        "graded": (0.5, 0.5, 1.0, 0.0),  # f2p_rate x p2p_rate
+        "binary": (0.0, 0.0, 1.0, 0.0),  # all or nothing
+    }
+    for kind, scores in expected.items():
+        got = tuple(_play(offering, source, reward=kind)[0] for source in (HALF_F2P, HALF_P2P, FIXED_SOURCE, None))
+        assert got == scores, kind
+    _, info = _play(offering, HALF_P2P, reward="graded")
+    details = info["grade"]["components"][1]["details"]
+    assert (details["f2p_rate"], details["p2p_rate"], details["resolved"], details["parse_status"]) == (1.0, 0.5, False, "parsed")
+    assert info["grade"]["reward_kind"] == "graded"
+
+
+@pytest.mark.slow
+def test_diff_similarity_runs_nothing_and_scores_resemblance(offering: Task) -> None:
+    golden, info = _play(offering, FIXED_SOURCE, reward="diff_similarity")
+    assert golden == 1.0 and [c["name"] for c in info["grade"]["components"]] == ["constraints", "diff_similarity"]
+    assert info["grade"]["fail_to_pass"] == {}  # no test ran
+    assert _play(offering, None, reward="diff_similarity")[0] == 0.0
+    partial, info = _play(offering, HALF_P2P, reward="diff_similarity")
+    assert 0.0 < partial < 1.0 and info["grade"]["components"][1]["details"]["components"]["file"] == 1.0
+
+
+@pytest.mark.slow
+def test_five_grades_of_one_submission_agree_exactly_for_every_kind(offering: Task) -> None:
+    for kind in KINDS:
+        rewards = {_play(offering, HALF_P2P, reward=kind)[0] for _ in range(5)}
+        assert len(rewards) == 1, (kind, rewards)
+
+
+@pytest.mark.slow
+def test_an_unparseable_report_with_fail_to_pass_declared_is_0_with_its_status(make_task: MakeTask) -> None:
+    """The tests exit 0 but write no JUnit report: never "exit code 0 means 1.0"."""
+    task = make_task(grading={"rewards": ["graded", "binary"]},
+                     tests={"runner": "generic", "command": "python -c 'print(\"all good\")' {junit}",
+                            "fail_to_pass": ["tests/test_calc.py::test_add"], "pass_to_pass": []})
+    for kind in ("graded", "binary"):
+        reward, info = _play(task, FIXED_SOURCE, reward=kind)
+        details = info["grade"]["components"][1]["details"]
+        assert reward == 0.0 and details["parse_status"].startswith("unparseable: ") and details["resolved"] is False
+
+
+def test_a_kind_the_task_does_not_offer_is_named(tiny_task: Task, offering: Task) -> None:
+    with pytest.raises(ValueError, match=r"reward='graded': task 'tiny-calc' offers \['tests'\]"):
+        gym.make("RepoGym/Task-v0", task=str(tiny_task.root), sandbox="local", reward="graded")
+    with pytest.raises(ValueError, match=r"reward='exact': task 'tiny-calc' offers"):
+        gym.make("RepoGym/Task-v0", task=str(offering.root), sandbox="local", reward="exact")
+
+
+def test_task_yaml_rewards_are_checked(make_task: MakeTask) -> None:
+    with pytest.raises(TaskSpecError, match="rewards"):
+        make_task(grading={"rewards": ["graded", "graded"]})
+    with pytest.raises(TaskSpecError, match="rewards"):
+        make_task(grading={"rewards": []})
+    with pytest.raises(TaskSpecError, match="diff_weights"):
+        make_task(grading={"rewards": ["diff_similarity"], "diff_weights": {"siz": 1}})
+
+
+@pytest.mark.slow
+def test_validate_proves_each_offered_kind_and_records_the_calibration(offering: Task) -> None:
+    report = validate_task(offering, repeats=1)
+    assert report.ok, report.failures()
+    assert [c.name for c in report.checks if c.name.startswith("reward:")] == [f"reward:{k}" for k in KINDS[1:]]
+    assert report.calibration == {kind: {"noop": 0.0, "golden": 1.0} for kind in KINDS}
+    assert json.loads(report.model_dump_json())["calibration"]["diff_similarity"] == {"noop": 0.0, "golden": 1.0}
