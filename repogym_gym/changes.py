@@ -150,13 +150,14 @@ class CarryPolicy:
     def for_task(cls, task: Task) -> CarryPolicy:
         """The policy of ``task``: defaults plus its test files and constraints."""
         spec = task.spec
-        test_files = spec.tests.test_files()
+        tests = spec.tests
+        test_files = tests.test_files() if tests is not None else []
         # a test directory's package __init__ runs at collection, before any test: protect it too
         inits = {f"{d}/__init__.py" if d else "__init__.py" for d in {f.rpartition("/")[0] for f in test_files}}
-        exact = frozenset(test_files) | frozenset(spec.tests.restore) | frozenset(inits)
+        exact = frozenset(test_files) | frozenset(tests.restore if tests is not None else ()) | frozenset(inits)
         return cls(
             exact_protected=exact,
-            protected_globs=(DEFAULT_PROTECTED + tuple(f"/{d}/*.py" for d in spec.tests.support_dirs())
+            protected_globs=(DEFAULT_PROTECTED + tuple(f"/{d}/*.py" for d in (tests.support_dirs() if tests is not None else ()))
                              + tuple(spec.constraints.protected_files)),
             allow_protected=tuple(spec.constraints.allow_protected),
             allow_symlinks=spec.constraints.allow_symlinks,

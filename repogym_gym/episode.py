@@ -1,24 +1,22 @@
 """Episode: one episode's logic (reset / step / close), with no Gymnasium import; the gym env
 wraps one (:class:`repogym_gym.gym.RepoGymEnv`, its ``episode`` attribute).
 
-An episode: ``reset()`` copies the task's cached baseline into a fresh workspace and returns
-the problem statement and the file tree; each ``step(action)`` reads, writes, edits, runs an
-allowlisted command, runs the visible tests or lists files; ``Submit`` grades the workspace
-(``terminated=True``) and so does running out of steps (``truncated=True``). The reward is
-sparse: 0 on every step and the graded score on the last one. With ``reward_shaping=True``,
-visible fail_to_pass tests that newly pass in a Test action earn up to 0.1 in total. The Test
-action runs exactly as grading does (a fresh copy holding only the carried changes, the
-grader's pytest settings, sentinel, canaries and tamper checks; hidden tests left out), so it
-earns nothing while the workspace holds a change grading would reject or the run is invalid.
+An episode: ``reset()`` copies the task's cached baseline into a fresh workspace and returns the problem
+statement and the file tree; each ``step(action)`` reads, writes, edits, runs an allowlisted command, runs
+the visible tests or lists files; ``Submit`` grades the workspace (``terminated=True``) and so does running
+out of steps (``truncated=True``). The reward is sparse: 0 on every step and the graded score on the last
+one. With ``reward_shaping=True``, visible fail_to_pass tests that newly pass in a Test action earn up to 0.1
+in total. The Test action runs exactly as grading does (a fresh copy holding only the carried changes, the
+grader's pytest settings, sentinel, canaries and tamper checks; hidden tests left out), so it earns nothing
+while the workspace holds a change grading would reject or the run is invalid.
 
-"A bad action is data": an unknown kind, a missing field, a bad path, text that is not valid
-Unicode, a refused or failing command comes back as an observation with ``error`` set (and
-``info["parse_error"]`` for an action that did not parse), never as an exception; so does an
-action that failed in a way nobody foresaw. A submission that cannot be graded as it stands
-(a tree nested past PATH_MAX, names that are not UTF-8, unparseable settings) scores 0 with the
-reason in its grade. An infrastructure failure (setup crashed, sandbox broken) ends the episode
-with reward 0 and ``info["infra_error"]``. Every string of an observation and of ``info`` is
-valid UTF-8 (:mod:`repogym_gym.safetext`).
+"A bad action is data": an unknown kind, a missing field, a bad path, text that is not valid Unicode, a
+refused or failing command comes back as an observation with ``error`` set (and ``info["parse_error"]`` for
+an action that did not parse), never as an exception; so does an action that failed in a way nobody
+foresaw. A submission that cannot be graded as it stands (a tree nested past PATH_MAX, names that are not
+UTF-8, unparseable settings) scores 0 with the reason in its grade. An infrastructure failure (setup
+crashed, sandbox broken) ends the episode with reward 0 and ``info["infra_error"]``. Every string of an
+observation and of ``info`` is valid UTF-8 (:mod:`repogym_gym.safetext`).
 
 Example:
     >>> episode = Episode(load_task("task_suites/starter/parse-duration"))  # doctest: +SKIP
@@ -504,6 +502,8 @@ class Episode:
 
     def _do_test(self, action: Any) -> Observation:
         """Run the visible tests as grading would (:func:`~repogym_gym.grading.run_visible_tests`)."""
+        if self.task.spec.answer is not None:
+            raise ActionError(f"task {self.task.id!r} has no tests to run: write the answer to {self.task.spec.answer.path}")
         run = run_visible_tests(self._ws(), sandbox=self._sandbox)
         lines = []
         if run.rejected:
@@ -531,7 +531,8 @@ class Episode:
     def _visible_f2p(self) -> list[str]:
         """fail_to_pass ids whose test file is in the baseline (the agent can see and run them)."""
         manifest = self._ws().baseline.manifest
-        return [i for i in self.task.spec.tests.fail_to_pass if i.split("::", 1)[0] in manifest]
+        ids = self.task.spec.tests.fail_to_pass if self.task.spec.tests is not None else []
+        return [i for i in ids if i.split("::", 1)[0] in manifest]
 
     def _count_visible_f2p(self, run: VisibleTestRun) -> int:
         if not self.reward_shaping:

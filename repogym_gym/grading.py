@@ -38,6 +38,7 @@ from repogym_gym.errors import (
 )
 from repogym_gym.gitstore import disk_full_reason
 from repogym_gym.graders import (
+    AnswerGrader,
     CompositeGrader,
     ConstraintGrader,
     DiffSimilarityGrader,
@@ -106,10 +107,10 @@ def reward_kind(task: Task, reward: str | None = None) -> str:
     Raises:
         ValueError: when the task does not offer ``reward`` (the message lists what it offers).
     """
-    offered = task.spec.grading.rewards
+    offered = task.spec.reward_kinds()
     if reward is None:
         return offered[0]
-    if reward not in (*offered, "tests"):  # the task type's own pipeline: every task has tests
+    if reward not in offered and not (reward == "tests" and task.spec.tests is not None):  # the type's own pipeline
         raise ValueError(f"reward={reward!r}: task {task.id!r} offers {offered} (task.yaml grading.rewards; "
                          f"kinds: {list(REWARD_KINDS)})")
     return reward
@@ -124,7 +125,8 @@ def default_grader(task: Task, reward: str | None = None) -> CompositeGrader:
     run: the code under test can rewrite the grading copy while they run (a module that leaves a
     short version of itself behind), so only what was carried counts. ``graded`` and ``binary`` are
     the same pipeline with the tests scored ``f2p_rate × p2p_rate`` or all-or-nothing;
-    ``diff_similarity`` is constraints and the patch's resemblance to the golden patch, nothing run.
+    ``diff_similarity`` is constraints and the patch's resemblance to the golden patch, nothing run;
+    ``answer`` is constraints and the answer file against the reference.
 
     Raises:
         ValueError: when the task does not offer ``reward``.
@@ -132,9 +134,9 @@ def default_grader(task: Task, reward: str | None = None) -> CompositeGrader:
     spec = task.spec
     kind = reward_kind(task, reward)
     graders: list = [ConstraintGrader()]
-    if kind == "diff_similarity":
-        return CompositeGrader([*graders, DiffSimilarityGrader()], pass_threshold=spec.grading.pass_threshold,
-                               reward_kind=kind)
+    if kind in ("diff_similarity", "answer"):
+        only = DiffSimilarityGrader() if kind == "diff_similarity" else AnswerGrader()
+        return CompositeGrader([*graders, only], pass_threshold=spec.grading.pass_threshold, reward_kind=kind)
     objectives = spec.objectives()
     if spec.constraints.has_quality_limits():
         graders.append(QualityGrader(role="objective" if "quality" in objectives else "gate"))
@@ -333,7 +335,7 @@ def run_visible_tests(workspace: Workspace, *, sandbox: Sandbox, timeout_s: floa
     try:
         copy = tmp / "repo"
         build_grading_copy(task, baseline, changes, copy, hidden=False)
-        run = run_tests(spec.tests, repo=copy, scratch=tmp / "scratch", baseline_tree=baseline.tree, sandbox=sandbox,
+        run = run_tests(spec.tested(), repo=copy, scratch=tmp / "scratch", baseline_tree=baseline.tree, sandbox=sandbox,
                         timeout_s=timeout_s if timeout_s is not None else spec.limits.test_timeout_s,
                         output_limit_bytes=spec.limits.output_limit_bytes, extra_env=venv_environ(baseline.python_env))
         output = run.task_output(VISIBLE_OUTPUT_CHARS).replace(str(copy) + "/", "")

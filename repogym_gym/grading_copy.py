@@ -85,7 +85,8 @@ def inject_hidden(task: Task, repo: Path, *, tests: bool = True) -> list[str]:
     if hidden is None:
         return []
     injected = []
-    scored = {test_id.split("::", 1)[0] for test_id in (*task.spec.tests.fail_to_pass, *task.spec.tests.pass_to_pass)}
+    ids = (*task.spec.tests.fail_to_pass, *task.spec.tests.pass_to_pass) if task.spec.tests is not None else ()
+    scored = {test_id.split("::", 1)[0] for test_id in ids}
     for path in sorted(hidden.rglob("*")):
         if path.is_file() and not path.is_symlink():
             rel = path.relative_to(hidden).as_posix()

@@ -20,7 +20,7 @@ import difflib
 import re
 import shlex
 from pathlib import PurePosixPath
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Literal
 
 from pydantic import (
     BaseModel,
@@ -32,11 +32,22 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
 
+from repogym_gym.spec_grading import (
+    ANSWER_CONTRACTS,
+    OBJECTIVE_COMPONENTS,
+    REWARD_KINDS,
+    AnswerSpec,
+    GradingSpec,
+    RewardKind,
+    relative_path,
+)
 from repogym_gym.spec_run import EnvironmentSpec, LimitsSpec, PythonEnvSpec, StrictModel
 
 __all__ = [
     "ConstraintSpec",
     "EnvironmentSpec",
+    "ANSWER_CONTRACTS",
+    "AnswerSpec",
     "GitSource",
     "GradingSpec",
     "LimitsSpec",
@@ -59,15 +70,7 @@ __all__ = [
     "spec_json_schema",
 ]
 
-TaskType = Literal["bugfix", "feature", "refactor", "perf"]
-
-#: Component names that can be objectives (and so can carry a weight in ``grading.weights``).
-OBJECTIVE_COMPONENTS = ("tests", "quality", "perf")
-
-#: Reward kinds a task may offer (``grading.rewards``; README "Choosing a reward"); graded and binary
-#: score the tests of a bugfix or feature task, diff_similarity compares the patch with the golden one.
-RewardKind = Literal["tests", "graded", "binary", "diff_similarity"]
-REWARD_KINDS: tuple[str, ...] = get_args(RewardKind)
+TaskType = Literal["bugfix", "feature", "refactor", "perf", "answer"]
 
 _COMMIT = re.compile(r"^[0-9a-fA-F]{40}$")
 _SHA256 = re.compile(r"^[0-9a-fA-F]{64}$")
@@ -96,20 +99,6 @@ def check_task_id(v: str) -> str:
             f"(try {v[: v.rindex('-v')] + '_v' + v.rsplit('-v', 1)[1]!r})"
         )
     return v
-
-
-def relative_path(value: str) -> str:
-    """Return ``value`` as a normalised relative posix path inside a tree.
-
-    Raises:
-        ValueError: for an empty, absolute or ``..``-escaping path.
-    """
-    if not value or not value.strip():
-        raise ValueError("path must not be empty")
-    pure = PurePosixPath(value)
-    if pure.is_absolute() or ".." in pure.parts:
-        raise ValueError(f"path {value!r} must be relative and stay inside the repository")
-    return pure.as_posix()
 
 
 def check_sha256(v: str) -> str:
@@ -505,34 +494,6 @@ class ConstraintSpec(StrictModel):
         return self.max_function_length is not None or self.max_cyclomatic_complexity is not None
 
 
-class GradingSpec(StrictModel):
-    """How components combine: score = Σ wᵢ·sᵢ / Σ wᵢ over objectives, 0 if any gate fails."""
-
-    weights: dict[str, Annotated[float, Field(ge=0)]] = Field(
-        default_factory=dict, description="Objective component name -> weight (default 1 each)."
-    )
-    pass_threshold: Annotated[float, Field(ge=0, le=1)] = 1.0
-    partial_credit: bool = Field(True, description="k of n fail_to_pass passing scores k/n; off: all or nothing.")
-    require_all_pass_to_pass: bool = Field(
-        True, description="Any broken pass_to_pass scores 0; off: score x (1 - broken/total)."
-    )
-    rewards: list[RewardKind] = Field(
-        ["tests"], min_length=1,
-        description="Reward kinds offered, the first the default; gym.make(id, reward=...) picks another.")
-    diff_weights: dict[Literal["format", "size", "file", "region", "sim", "judge"], Annotated[float, Field(ge=0)]] = Field(
-        default_factory=dict, description="diff_similarity component -> weight (format, size, file, region, sim, judge).")
-
-    @field_validator("weights")
-    @classmethod
-    def _known_components(cls, v: dict[str, float]) -> dict[str, float]:
-        for name in v:
-            if name not in OBJECTIVE_COMPONENTS:
-                raise ValueError(
-                    f"weights has unknown component {name!r}; objectives are {list(OBJECTIVE_COMPONENTS)}"
-                )
-        return v
-
-
 class TaskSpec(StrictModel):
     """One coding task (the contents of ``task.yaml``)."""
 
@@ -540,7 +501,8 @@ class TaskSpec(StrictModel):
     type: TaskType
     problem_statement: str = Field(min_length=1)
     repo: RepoSpec = Field(default_factory=RepoSpec)
-    tests: TestSpec
+    tests: TestSpec | None = Field(None, description="The tests (every type but answer needs them).")
+    answer: AnswerSpec | None = Field(None, description="An answer task's answer file and reference.")
     perf: PerfSpec | None = None
     constraints: ConstraintSpec = Field(default_factory=ConstraintSpec)
     grading: GradingSpec = Field(default_factory=GradingSpec)
@@ -560,7 +522,11 @@ class TaskSpec(StrictModel):
             raise ValueError("a perf task needs a 'perf' section (benchmark command, runs, min_speedup)")
         if kind != "perf" and self.perf is not None:
             raise ValueError(f"a {kind} task must not have a 'perf' section (only perf tasks are timed)")
-        if kind in ("bugfix", "feature") and not self.tests.fail_to_pass:
+        if (kind == "answer") != (self.answer is not None) or (kind == "answer") == (self.tests is not None):
+            raise ValueError("an answer task has an 'answer' section and no 'tests'; every other type has 'tests' and no "
+                             f"'answer' (this {kind} task has {'' if self.tests else 'no '}tests and "
+                             f"{'an' if self.answer else 'no'} answer)")
+        if kind in ("bugfix", "feature") and self.tests is not None and not self.tests.fail_to_pass:
             raise ValueError(f"a {kind} task needs at least one tests.fail_to_pass id (its reward signal)")
         if kind == "refactor":  # noqa: SIM102 - one rule per task type
             if not self.constraints.has_quality_limits() or not self.constraints.paths:
@@ -568,9 +534,11 @@ class TaskSpec(StrictModel):
                     "a refactor task needs constraints.max_function_length or "
                     "constraints.max_cyclomatic_complexity, and constraints.paths (its reward signal)"
                 )
-        rewards = self.grading.rewards
-        if len(set(rewards)) != len(rewards) or ({"graded", "binary"} & set(rewards) and kind not in ("bugfix", "feature")):
-            raise ValueError(f"grading.rewards {rewards}: each kind once; graded and binary need a bugfix or feature task")
+        rewards = self.reward_kinds()
+        allowed = {"answer"} if kind == "answer" else {"tests", "diff_similarity"} | (
+            {"graded", "binary"} if kind in ("bugfix", "feature") else set())
+        if len(set(rewards)) != len(rewards) or not set(rewards) <= allowed:
+            raise ValueError(f"grading.rewards {rewards}: each kind once, of those a {kind} task can offer: {sorted(allowed)}")
         for name in self.grading.weights:
             if name not in self.objectives():
                 raise ValueError(
@@ -589,7 +557,25 @@ class TaskSpec(StrictModel):
             "feature": ["tests"],
             "refactor": ["quality"],
             "perf": ["perf"],
+            "answer": ["answer"],
         }[self.type]
+
+    def tested(self) -> TestSpec:
+        """The task's tests.
+
+        Raises:
+            ValueError: for an answer task, which has none.
+        """
+        if self.tests is None:
+            raise ValueError(f"task {self.id!r} is an answer task: it has no tests")
+        return self.tests
+
+    def reward_kinds(self) -> list[str]:
+        """The reward kinds the task offers, its default first: ``grading.rewards``, else ``answer`` for an
+        answer task and ``tests`` (the task type's pipeline) for the rest."""
+        if self.grading.rewards is not None:
+            return list(self.grading.rewards)
+        return ["answer" if self.type == "answer" else "tests"]
 
 
 def spec_json_schema() -> dict[str, object]:

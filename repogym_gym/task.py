@@ -82,7 +82,7 @@ class Task:
     @property
     def hidden_dir(self) -> Path | None:
         """The hidden-test directory, or None when the task declares none or it does not exist."""
-        if self.spec.tests.hidden is None:
+        if self.spec.tests is None or self.spec.tests.hidden is None:
             return None
         path = self.root / self.spec.tests.hidden
         return path if path.is_dir() else None

@@ -97,6 +97,9 @@ def _fingerprint(result: GradeResult) -> tuple[object, ...]:
 
 
 def _baseline_check(task: Task, noop: GradeResult) -> ValidationCheck:
+    if task.spec.tests is None:
+        return ValidationCheck(name="baseline", ok=not noop.infra_error,
+                               message=f"an answer task: no tests to run on the baseline ({noop.summary()})")
     if noop.infra_error:
         return ValidationCheck(name="baseline", ok=False, message=f"infrastructure error: {noop.infra_error}")
     passing_f2p = sorted(i for i, s in noop.fail_to_pass.items() if s == "passed")
@@ -202,8 +205,9 @@ def validate_task(
         raise ValueError(f"repeats must be at least 1, got {repeats}")
     start = time.monotonic()
     say = progress or (lambda _label: None)
+    core = "tests" if task.spec.tests is not None else task.spec.reward_kinds()[0]  # the task type's own pipeline
     say("noop")
-    noop = grade_patch(task, "", store=store, sandbox=sandbox, grader=default_grader(task, "tests"))
+    noop = grade_patch(task, "", store=store, sandbox=sandbox, grader=default_grader(task, core))
     checks = [_baseline_check(task, noop)]
     noop_ok = noop.score == 0.0 and not noop.infra_error
     checks.append(ValidationCheck(name="noop", ok=noop_ok, message=f"noop {noop.summary()}"))
@@ -215,7 +219,7 @@ def validate_task(
     goldens = []
     for i in range(repeats):
         say(f"golden {i + 1}/{repeats}")
-        goldens.append(grade_patch(task, golden_patch, store=store, sandbox=sandbox, grader=default_grader(task, "tests")))
+        goldens.append(grade_patch(task, golden_patch, store=store, sandbox=sandbox, grader=default_grader(task, core)))
     first = goldens[0]
     golden_ok = first.score == 1.0 and first.passed and not first.infra_error
     detail = "" if golden_ok else " | " + " | ".join(m for c in first.components if not c.passed for m in c.messages[:3])
@@ -226,8 +230,8 @@ def validate_task(
         message=f"{repeats} golden grades identical" if len(distinct) == 1
         else f"{len(distinct)} different outcomes in {repeats} golden grades: {[g.summary() for g in goldens]}",
     ))
-    calibration = {"tests": {"noop": noop.score, "golden": first.score}}
-    for kind in (k for k in task.spec.grading.rewards if k != "tests"):
+    calibration = {core: {"noop": noop.score, "golden": first.score}}
+    for kind in (k for k in task.spec.reward_kinds() if k != core):
         say(f"reward {kind}")
         check, calibration[kind] = _reward_check(task, kind, golden_patch, store, sandbox)
         checks.append(check)

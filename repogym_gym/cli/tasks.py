@@ -40,7 +40,8 @@ def list_tasks(
         table.add_column(name)
     for task in tasks:
         spec = task.spec
-        table.add_row(task.id, spec.type, str(len(spec.tests.fail_to_pass)), str(len(spec.tests.pass_to_pass)), ", ".join(spec.tags))
+        table.add_row(task.id, spec.type, str(len(spec.tests.fail_to_pass) if spec.tests else "-"),
+                      str(len(spec.tests.pass_to_pass) if spec.tests else "-"), ", ".join(spec.tags))
     stdout_console().print(table)
 
 

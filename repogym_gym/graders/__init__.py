@@ -1,5 +1,6 @@
 """Graders: components with roles (objective / gate) combined into one GradeResult."""
 
+from repogym_gym.graders.answer import AnswerGrader
 from repogym_gym.graders.base import Grader, GradingContext, component
 from repogym_gym.graders.composite import CompositeGrader, combine
 from repogym_gym.graders.constraint import ConstraintGrader
@@ -9,6 +10,7 @@ from repogym_gym.graders.similarity import DiffSimilarityGrader
 from repogym_gym.graders.tests import TestGrader, score_tests
 
 __all__ = [
+    "AnswerGrader",
     "CompositeGrader",
     "ConstraintGrader",
     "DiffSimilarityGrader",

@@ -65,7 +65,8 @@ _SCRIPT = re.compile(r"[\w./-]+\.py\b")
 def _commands(ctx: GradingContext) -> str:
     """The task's test and benchmark commands, where the scripts it runs are named."""
     spec = ctx.task.spec
-    return "\n".join([spec.tests.command, *([spec.perf.command] if spec.perf is not None else [])])
+    return "\n".join([*([spec.tests.command] if spec.tests is not None else []),
+                      *([spec.perf.command] if spec.perf is not None else [])])
 
 
 def _shadows_stdlib(ctx: GradingContext, rel: str) -> list[str]:

@@ -66,7 +66,7 @@ def golden_observations(ctx: GradingContext, files: tuple[str, ...]) -> GoldenOb
             test does not pass with it (the task is broken, whatever the submission did).
     """
     spec = ctx.task.spec
-    ids = {i for i in (*spec.tests.fail_to_pass, *spec.tests.pass_to_pass) if i.split("::", 1)[0] in files}
+    ids = {i for i in (*spec.tested().fail_to_pass, *spec.tested().pass_to_pass) if i.split("::", 1)[0] in files}
     path = _cache_path(ctx, files)
     with locked(path.with_suffix(".lock")):
         cached = _load(path, ids)
@@ -81,7 +81,7 @@ def golden_observations(ctx: GradingContext, files: tuple[str, ...]) -> GoldenOb
             except PatchError as exc:
                 raise BrokenTaskError(f"the golden patch of {ctx.task.id!r} does not apply: {exc}") from None
             inject_hidden(ctx.task, repo)
-            run = run_tests(spec.tests, repo=repo, scratch=root / "scratch", baseline_tree=ctx.baseline.tree,
+            run = run_tests(spec.tested(), repo=repo, scratch=root / "scratch", baseline_tree=ctx.baseline.tree,
                             sandbox=ctx.sandbox, timeout_s=spec.limits.test_timeout_s,
                             output_limit_bytes=spec.limits.output_limit_bytes,
                             extra_env=venv_environ(ctx.baseline.python_env), seal=Seal(files, golden=True))

@@ -84,11 +84,11 @@ class TestGrader:
         self.require_all_pass_to_pass = require_all_pass_to_pass
 
     def grade(self, ctx: GradingContext) -> GradeComponent:
-        spec = ctx.task.spec
-        files = sealed_files(spec.tests.fail_to_pass, spec.tests.pass_to_pass, ctx.hidden_files) if spec.tests.sealed else ()
+        spec, tests = ctx.task.spec, ctx.task.spec.tested()
+        files = sealed_files(tests.fail_to_pass, tests.pass_to_pass, ctx.hidden_files) if tests.sealed else ()
         golden = golden_observations(ctx, files) if files else None  # before any code of the submission runs
         run = run_tests(
-            spec.tests,
+            tests,
             repo=ctx.repo,
             scratch=ctx.scratch / "tests",
             baseline_tree=ctx.baseline.tree,
@@ -103,21 +103,21 @@ class TestGrader:
     def score_run(self, ctx: GradingContext, run: TestRun, golden: GoldenObservations | None = None) -> GradeComponent:
         """Score a finished run; with ``golden`` (a sealed task), a sealed test passes only if its
         observations equal the golden patch's too."""
-        spec = ctx.task.spec
+        spec, tests = ctx.task.spec, ctx.task.spec.tested()
         # No output in the details: with hidden tests injected it would show their source, and
         # trainers that feed info back to the model would leak them.
         # whole seconds: the run's duration is the one number the code under test sets freely (a timing channel)
         details: dict[str, object] = {"exit_code": shown_exit_code(run.result.exit_code), "duration_s": float(round(run.result.duration_s))}
         if run.invalid is not None or run.report is None:
-            missing: dict[str, TestOutcome] = {i: "missing" for i in spec.tests.fail_to_pass}
+            missing: dict[str, TestOutcome] = {i: "missing" for i in tests.fail_to_pass}
             details |= {"invalid": run.invalid, "fail_to_pass": missing, "parse_status": f"unparseable: {run.invalid}",
-                        "pass_to_pass": {i: "missing" for i in spec.tests.pass_to_pass},
-                        "f2p_rate": 0.0 if missing else 1.0, "p2p_rate": 0.0 if spec.tests.pass_to_pass else 1.0,
+                        "pass_to_pass": {i: "missing" for i in tests.pass_to_pass},
+                        "f2p_rate": 0.0 if missing else 1.0, "p2p_rate": 0.0 if tests.pass_to_pass else 1.0,
                         "resolved": False}
             return component(self, score=0.0, passed=False, messages=[f"invalid test run: {run.invalid}"], details=details)
         report = run.report
-        f2p = {i: report.status_of(i) for i in spec.tests.fail_to_pass}
-        p2p = {i: report.status_of(i) for i in spec.tests.pass_to_pass}
+        f2p = {i: report.status_of(i) for i in tests.fail_to_pass}
+        p2p = {i: report.status_of(i) for i in tests.pass_to_pass}
         sealed_messages = self._apply_seal(run, golden, f2p, p2p, details) if golden is not None else []
         partial = spec.grading.partial_credit if self.partial_credit is None else self.partial_credit
         require_all = (spec.grading.require_all_pass_to_pass if self.require_all_pass_to_pass is None

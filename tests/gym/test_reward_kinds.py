@@ -9,9 +9,9 @@ import gymnasium as gym
 import pytest
 
 from repogym_gym.errors import TaskSpecError
-from repogym_gym.task import Task
+from repogym_gym.task import Task, load_task
 from repogym_gym.validate import validate_task
-from tests.helpers import CALC_SOURCE, FIXED_SOURCE, MakeTask
+from tests.helpers import CALC_SOURCE, FIXED_SOURCE, REPO_ROOT, MakeTask
 
 KINDS = ["tests", "graded", "binary", "diff_similarity"]
 #: add fixed, sub broken for b == 0 only: fail_to_pass 2/2, pass_to_pass 1/2
@@ -107,3 +107,59 @@ def test_validate_proves_each_offered_kind_and_records_the_calibration(offering:
     assert [c.name for c in report.checks if c.name.startswith("reward:")] == [f"reward:{k}" for k in KINDS[1:]]
     assert report.calibration == {kind: {"noop": 0.0, "golden": 1.0} for kind in KINDS}
     assert json.loads(report.model_dump_json())["calibration"]["diff_similarity"] == {"noop": 0.0, "golden": 1.0}
+
+
+# -- the answer kind: the bundled task of the rewards suite --------------------------------------------------
+
+ANSWER_ID = "RepoGym/error-users-answer-v0"
+ANSWER_TASK = REPO_ROOT / "task_suites" / "rewards" / "error-users-answer"
+
+
+def _answer(content: str | None, **make: Any) -> tuple[float, dict[str, Any]]:
+    env = gym.make(ANSWER_ID, sandbox="local", **make)
+    try:
+        env.reset(seed=0)
+        if content is not None:
+            env.step({"kind": "write", "path": "answer.txt", "content": content})
+        _, reward, terminated, _, info = env.step({"kind": "submit"})
+    finally:
+        env.close()
+    assert terminated
+    return float(reward), info
+
+
+def test_an_answer_scores_raw_plus_or_minus_one_rescaled() -> None:
+    for content, reward, raw in (("31\n", 1.0, 1), ("30", 0.0, -1), ("thirty-one", 0.0, -1), (None, 0.0, -1)):
+        got, info = _answer(content)
+        details = info["grade"]["components"][1]["details"]
+        assert (got, details["raw"], details["reward_min"], details["reward_max"]) == (reward, raw, -1, 1), content
+        assert info["grade"]["reward_kind"] == "answer" and info.get("infra_error") is None
+    assert {_answer("30")[0] for _ in range(5)} == {0.0} and {_answer("31")[0] for _ in range(5)} == {1.0}
+
+
+def test_an_answer_task_has_no_tests_to_run_or_choose() -> None:
+    env = gym.make(ANSWER_ID, sandbox="local")
+    try:
+        env.reset(seed=0)
+        _, _, terminated, _, info = env.step({"kind": "test"})
+        assert not terminated and "has no tests to run: write the answer to answer.txt" in info["parse_error"]
+    finally:
+        env.close()
+    with pytest.raises(ValueError, match=r"reward='tests': task 'error-users-answer' offers \['answer'\]"):
+        gym.make(ANSWER_ID, sandbox="local", reward="tests")
+
+
+def test_task_yaml_answer_sections_are_checked(make_task: MakeTask) -> None:
+    with pytest.raises(TaskSpecError, match="an answer task has an 'answer' section and no 'tests'"):
+        make_task(type="answer", answer={"expected": "1", "contract": "int"})  # tests left in
+    with pytest.raises(TaskSpecError, match="an answer task has an 'answer' section"):
+        make_task(answer={"expected": "1", "contract": "int"})  # a bugfix task with an answer
+    with pytest.raises(TaskSpecError, match=r"grading.rewards \['graded'\]"):
+        make_task(type="answer", tests=None, answer={"expected": "1", "contract": "int"}, grading={"rewards": ["graded"]})
+
+
+@pytest.mark.slow
+def test_validate_proves_the_answer_task() -> None:
+    report = validate_task(load_task(ANSWER_TASK), repeats=2)
+    assert report.ok, report.failures()
+    assert report.calibration == {"answer": {"noop": 0.0, "golden": 1.0}}
