@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 import repogym_gym
-from repogym_gym.diffsim import DEFAULT_WEIGHTS, SIZE_CAP, diff_similarity
+from repogym_gym.diffsim import DEFAULT_WEIGHTS, SIZE_CAP, diff_similarity, openai_judge
 from repogym_gym.spec import GradingSpec
+from repogym_gym.testing import ChatServer, Reply
 from tests.helpers import git
 
 ORIGINAL = {"my file.py": "a\nb\nc\n", "old.py": "".join(f"x{i}\n" for i in range(40)), "other.py": "k\n" * 5}
@@ -122,3 +123,20 @@ def test_the_readme_block_runs(oracle: str, tmp_path: Path) -> None:
     exec(compile(code, "README.md", "exec"), scope)  # noqa: S102 - the README's own code
     assert scope["score"] == diff_similarity(oracle, half)[0] and 0.0 < float(scope["score"]) < 1.0  # type: ignore[arg-type]
     assert scope["env"].unwrapped._reward == "graded"  # type: ignore[attr-defined]
+
+
+def test_an_llm_judge_behind_an_openai_compatible_endpoint(oracle: str, tmp_path: Path) -> None:
+    half = _diff(tmp_path, "half", {"my file.py": "a\nB\nc\n"})
+    with ChatServer([Reply(text="The candidate fixes one of two places.\nRATING: 7"), Reply(text="Looks fine to me."),
+                     Reply(status=500)]) as server:
+        judge = openai_judge("judge-model", base_url=server.base_url, api_key="k", timeout_s=10)
+        rated, details = diff_similarity(oracle, half, judge=judge)
+        assert details["components"]["judge"] == 0.7 and "judge_error" not in details
+        sent = server.requests[0].body
+        assert sent["model"] == "judge-model" and sent["temperature"] == 0
+        assert "Reference patch:\n" + oracle[:100] in sent["messages"][1]["content"]
+        without, _ = diff_similarity(oracle, half)
+        no_rating, details = diff_similarity(oracle, half, judge=judge)
+        assert no_rating == without and "no 'RATING: <0-10>' line" in details["judge_error"]
+        failed, details = diff_similarity(oracle, half, judge=judge)
+        assert failed == without and "judge_error" in details
