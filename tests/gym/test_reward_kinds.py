@@ -26,17 +26,22 @@ def offering(make_task: MakeTask) -> Task:
     return make_task(grading={"rewards": KINDS})
 
 
-def _play(task: Task, source: str | None, **make: Any) -> tuple[float, dict[str, Any]]:
-    env = gym.make("RepoGym/Task-v0", task=str(task.root), sandbox="local", **make)
+def _submitted(env_id: str, path: str, content: str | None, **make: Any) -> tuple[float, dict[str, Any]]:
+    """(reward, info) of an episode of ``env_id`` that writes ``content`` to ``path`` (None: nothing) and submits."""
+    env = gym.make(env_id, sandbox="local", **make)
     try:
         env.reset(seed=0)
-        if source is not None:
-            env.step({"kind": "write", "path": "calc/__init__.py", "content": source})
+        if content is not None:
+            env.step({"kind": "write", "path": path, "content": content})
         _, reward, terminated, _, info = env.step({"kind": "submit"})
     finally:
         env.close()
     assert terminated
     return float(reward), info
+
+
+def _play(task: Task, source: str | None, **make: Any) -> tuple[float, dict[str, Any]]:
+    return _submitted("RepoGym/Task-v0", "calc/__init__.py", source, task=str(task.root), **make)
 
 
 @pytest.mark.slow
@@ -115,17 +120,8 @@ ANSWER_ID = "RepoGym/error-users-answer-v0"
 ANSWER_TASK = REPO_ROOT / "task_suites" / "rewards" / "error-users-answer"
 
 
-def _answer(content: str | None, **make: Any) -> tuple[float, dict[str, Any]]:
-    env = gym.make(ANSWER_ID, sandbox="local", **make)
-    try:
-        env.reset(seed=0)
-        if content is not None:
-            env.step({"kind": "write", "path": "answer.txt", "content": content})
-        _, reward, terminated, _, info = env.step({"kind": "submit"})
-    finally:
-        env.close()
-    assert terminated
-    return float(reward), info
+def _answer(content: str | None) -> tuple[float, dict[str, Any]]:
+    return _submitted(ANSWER_ID, "answer.txt", content)
 
 
 def test_an_answer_scores_raw_plus_or_minus_one_rescaled() -> None:
