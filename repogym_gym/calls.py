@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from repogym_gym.actions import TOOL_CALL_TAG, ActionError, parse_action
+from repogym_gym.safetext import first_surrogate
 
 __all__ = ["MAX_CALLS", "ToolCall", "parse_calls"]
 
@@ -92,7 +93,21 @@ def _pieces(action: Any) -> list[Any]:
         except (ValueError, RecursionError):
             value = None  # parse_action names the problem
         pieces.extend(value if isinstance(value, list) else [block])
+    outside = TOOL_CALL_TAG.sub(" ", text) if TOOL_CALL_TAG.search(text) else ""
+    if _CALL_SHAPE.search(outside):  # a call written beside the blocks: said, not silently dropped
+        pieces.append(_Stray(outside.strip()[:300]))
     return pieces
+
+
+@dataclass(frozen=True)
+class _Stray:
+    """Text outside a completion's ``<tool_call>`` blocks that looks like a call of its own."""
+
+    text: str
+
+
+#: The start of a JSON tool call (``{"name": ...``).
+_CALL_SHAPE = re.compile(r'\{\s*"name"\s*:')
 
 
 def _sent_id(piece: Any) -> str | None:
@@ -109,13 +124,16 @@ def _sent_id(piece: Any) -> str | None:
 def _read_call(piece: Any, k: int, sent: list[str | None]) -> ToolCall:
     """Call ``k`` of the step (``sent``: the ids the completion gave, None where it gave none)."""
     call_id: str | None = None
+    if isinstance(piece, _Stray):
+        return ToolCall(f"call_{k}", piece.text, error="text outside the <tool_call> blocks looks like a tool call and was "
+                                                       "not run; put each call in its own <tool_call>...</tool_call> block")
     try:
         call_id = sent[k]
         if call_id is None:
             call_id, n = f"call_{k}", 1
             while call_id in sent:
                 call_id, n = f"call_{k}_{n}", n + 1
-        elif not _encodable(call_id):
+        elif first_surrogate(call_id) is not None:
             return ToolCall(f"call_{k}", piece, error="the tool call's id is not valid UTF-8; send it as text")
         elif call_id in sent[:k]:
             return ToolCall(call_id, piece, error=f"tool call id {call_id!r} repeats call {sent.index(call_id) + 1}'s; "
@@ -125,14 +143,6 @@ def _read_call(piece: Any, k: int, sent: list[str | None]) -> ToolCall:
         return ToolCall(call_id or f"call_{k}", piece, error=str(exc))
     except Exception as exc:  # noqa: BLE001 - a bad action is data: a policy's Mapping may raise anything, a field nested 100,000 deep RecursionError
         return ToolCall(call_id or f"call_{k}", piece, error=f"the action could not be read: {type(exc).__name__}")
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _whole_list(action: Any) -> list[Any] | None:

@@ -89,3 +89,14 @@ def test_one_action_of_any_other_form_is_one_call() -> None:
 def test_an_empty_or_oversized_or_deep_list_is_one_refused_call(action: object, message: str) -> None:
     [call] = parse_calls(action)
     assert call.action is None and message in str(call.error)
+
+
+def test_a_call_written_beside_the_tool_call_blocks_is_an_error_not_dropped() -> None:
+    """Stop 39's finding: a bare JSON call after a ``<tool_call>`` block was silently ignored."""
+    text = ('<tool_call>{"name": "read", "arguments": {"path": "a.py"}}</tool_call>\n'
+            'Now I submit: {"name": "submit", "arguments": {}}')
+    first, stray = parse_calls(text)
+    assert first.action == ReadAction(path="a.py") and first.error is None
+    assert stray.action is None and stray.error is not None and "outside the <tool_call> blocks" in stray.error
+    assert '{"name": "submit"' in stray.raw
+    assert len(parse_calls('<tool_call>{"name": "submit", "arguments": {}}</tool_call> Done, thanks.')) == 1

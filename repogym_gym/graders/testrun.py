@@ -347,8 +347,14 @@ class TestRun:
         return hide_planted(self.result.tail(limit_chars), self.planted())
 
 
+#: A progress line of pytest: marks, after a file's path without ``-q``, and the share done.
+_PROGRESS = re.compile(r"(\S+\.py )?[.FEsxX]+\s*(\[\s*\d+%\])?")
+
+
 def hide_planted(output: str, planted: set[str]) -> str:
-    """pytest ``output`` without the tests of ``planted`` (node ids): sections, summary lines, totals."""
+    """pytest ``output`` without the tests of ``planted`` (node ids): sections, summary lines, totals, and the
+    progress lines (``.F.F..F  [100%]``), whose marks count the planted tests too (one mark each, in an order
+    the output does not name)."""
     names = {i.rsplit("::", 1)[-1] for i in planted}
     kept, skipping = [], False
     for line in output.splitlines():
@@ -359,8 +365,8 @@ def hide_planted(output: str, planted: set[str]) -> str:
             skipping = False
         if skipping or any(f"::{n}" in line for n in names) or SENTINEL_MESSAGE in line:
             continue
-        if re.match(r"^=* ?\d+ (failed|passed)", line.strip("= ")):
-            continue  # pytest's totals include the planted tests; the statuses above do not
+        if re.match(r"^=* ?\d+ (failed|passed)", line.strip("= ")) or _PROGRESS.fullmatch(line.rstrip()):
+            continue  # pytest's totals and progress marks include the planted tests; the statuses above do not
         kept.append(line)
     return "\n".join(kept)
 

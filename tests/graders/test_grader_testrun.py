@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from repogym_gym.graders.testrun import run_tests, write_ini
+from repogym_gym.graders.testrun import hide_planted, run_tests, write_ini
 from repogym_gym.grading import grade_patch
 from repogym_gym.results import GradeResult
 from repogym_gym.sandbox import LocalSandbox
@@ -301,3 +301,19 @@ def test_grading_leaves_the_task_source_directory_untouched(tiny_task) -> None: 
     assert after == before
     assert not (tiny_task.source_dir / "tests" / "test_calc_hidden.py").exists()
     assert (tiny_task.source_dir / "calc" / "__init__.py").read_text() == CALC_SOURCE
+
+
+def test_the_visible_output_shows_no_progress_marks_of_planted_tests() -> None:
+    """``.F.F..F`` counted 3 failures among 7 tests where the agent's 5 visible tests had 1 (stop 39's finding)."""
+    output = ("tests/test_paginator.py .F.F..F                                     [100%]\n.F.F..F    [ 50%]\n"
+              "=================================== FAILURES ===================================\n"
+              "____ test_num_pages_exact_multiple ____\n\nE   assert False\n"
+              "____ test_first_page_exact ____\n\nE   assert 1 == 2\n"
+              "=========================== short test summary info ============================\n"
+              "FAILED tests/test_paginator.py::test_num_pages_exact_multiple - assert False\n"
+              "FAILED tests/test_paginator.py::test_first_page_exact - assert 1 == 2\n"
+              "========================= 3 failed, 4 passed in 0.10s ==========================\n"
+              "a line of the task's own output: 3.F\n")
+    shown = hide_planted(output, {"tests/test_paginator.py::test_first_page_exact"})
+    assert ".F.F" not in shown and "test_first_page_exact" not in shown and "3 failed" not in shown
+    assert "test_num_pages_exact_multiple" in shown and "a line of the task's own output: 3.F" in shown
