@@ -149,9 +149,11 @@ def default_grader(task: Task, reward: str | None = None) -> CompositeGrader:
                            reward_kind=kind)
 
 
-def _failed(task: Task, name: str, message: str, start: float, *, infra: bool, snapshot: Snapshot | None = None) -> GradeResult:
+def _failed(task: Task, name: str, message: str, start: float, *, infra: bool, snapshot: Snapshot | None = None,
+            grader: CompositeGrader | None = None) -> GradeResult:
     comp = GradeComponent(name=name, role="gate", score=0.0, passed=False, messages=[message])
     return GradeResult(
+        reward_kind=grader.reward_kind if grader is not None else task.spec.reward_kinds()[0],
         task_id=task.id, score=0.0, passed=False, components=[comp],
         patch=snapshot.patch if snapshot else "",
         files_changed=snapshot.changes.files_changed() if snapshot else [],
@@ -182,9 +184,11 @@ def grade_snapshot(
         try:
             hidden = build_grading_copy(task, baseline, snapshot, root / "repo")
         except PathEscapeError as exc:  # the submission's own layout; never a reason to mask
-            return _failed(task, "grading_copy", f"the submission cannot be carried: {exc}", start, infra=False, snapshot=snapshot)
+            return _failed(task, "grading_copy", f"the submission cannot be carried: {exc}", start, infra=False,
+                           snapshot=snapshot, grader=grader)
         except (OSError, RepoGymError) as exc:
-            return _failed(task, "grading_copy", f"cannot build the grading copy: {exc}", start, infra=True, snapshot=snapshot)
+            return _failed(task, "grading_copy", f"cannot build the grading copy: {exc}", start, infra=True,
+                           snapshot=snapshot, grader=grader)
         (root / "scratch").mkdir()
         ctx = GradingContext(task, baseline, snapshot, root / "repo", root / "scratch", sandbox, hidden)
         components, infra_error = grader.grade(ctx)
@@ -226,8 +230,8 @@ def grade_workspace(
         fault = fault or disk_full_reason(exc)
         if fault is not None:
             return _failed(workspace.task, "snapshot", f"cannot snapshot the workspace: {fault} ({exc}); rerun the "
-                           "episode (the next reset rebuilds the baseline)", start, infra=True)
-        return _failed(workspace.task, "snapshot", f"cannot snapshot the workspace: {exc}", start, infra=False)
+                           "episode (the next reset rebuilds the baseline)", start, infra=True, grader=grader)
+        return _failed(workspace.task, "snapshot", f"cannot snapshot the workspace: {exc}", start, infra=False, grader=grader)
     return grade_snapshot(workspace.task, workspace.baseline, snapshot, sandbox=sandbox, grader=grader)
 
 
@@ -259,14 +263,14 @@ def grade_patch(
     try:
         workspace = Workspace.create(task, store=store)
     except (SetupError, SourceError, WorkspaceError) as exc:
-        return _failed(task, "setup", str(exc), start, infra=True)
+        return _failed(task, "setup", str(exc), start, infra=True, grader=grader)
     with workspace:
         try:
             workspace.apply_patch(patch)
         except PatchError as exc:
-            return _failed(task, "patch", str(exc), start, infra=False)
+            return _failed(task, "patch", str(exc), start, infra=False, grader=grader)
         except DiskFullError as exc:  # the host's disk, not the patch
-            return _failed(task, "patch", str(exc), start, infra=True)
+            return _failed(task, "patch", str(exc), start, infra=True, grader=grader)
         return grade_workspace(workspace, sandbox=sandbox, grader=grader)
 
 

@@ -9,6 +9,7 @@ import gymnasium as gym
 import pytest
 
 from repogym_gym.errors import TaskSpecError
+from repogym_gym.grading import default_grader, grade_patch
 from repogym_gym.task import Task, load_task
 from repogym_gym.validate import validate_task
 from tests.helpers import CALC_SOURCE, FIXED_SOURCE, REPO_ROOT, MakeTask
@@ -159,3 +160,12 @@ def test_validate_proves_the_answer_task() -> None:
     report = validate_task(load_task(ANSWER_TASK), repeats=2)
     assert report.ok, report.failures()
     assert report.calibration == {"answer": {"noop": 0.0, "golden": 1.0}}
+
+
+def test_a_grade_that_fails_early_still_names_its_kind(offering: Task) -> None:
+    """A patch that does not apply is graded 0 before any grader runs; its result names the kind all the same."""
+    broken = "diff --git a/nowhere.py b/nowhere.py\n--- a/nowhere.py\n+++ b/nowhere.py\n@@ -1 +1 @@\n-x\n+y\n"
+    for kind in KINDS:
+        result = grade_patch(offering, broken, grader=default_grader(offering, kind))
+        assert (result.score, result.reward_kind, result.components[0].name) == (0.0, kind, "patch")
+    assert grade_patch(load_task(ANSWER_TASK), broken).reward_kind == "answer"
