@@ -502,8 +502,8 @@ class Episode:
 
     def _do_test(self, action: Any) -> Observation:
         """Run the visible tests as grading would (:func:`~repogym_gym.grading.run_visible_tests`)."""
-        if self.task.spec.answer is not None:
-            raise ActionError(f"task {self.task.id!r} has no tests to run: write the answer to {self.task.spec.answer.path}")
+        if self.task.spec.tests is None:
+            raise ActionError(f"task {self.task.id!r} is an {self.task.spec.type} task: it has no tests to run")
         run = run_visible_tests(self._ws(), sandbox=self._sandbox)
         lines = []
         if run.rejected:

@@ -43,6 +43,7 @@ from repogym_gym.graders import (
     ConstraintGrader,
     DiffSimilarityGrader,
     GradingContext,
+    OptimizationGrader,
     PerfGrader,
     QualityGrader,
     TestGrader,
@@ -126,7 +127,8 @@ def default_grader(task: Task, reward: str | None = None) -> CompositeGrader:
     short version of itself behind), so only what was carried counts. ``graded`` and ``binary`` are
     the same pipeline with the tests scored ``f2p_rate × p2p_rate`` or all-or-nothing;
     ``diff_similarity`` is constraints and the patch's resemblance to the golden patch, nothing run;
-    ``answer`` is constraints and the answer file against the reference.
+    ``answer`` is constraints and the answer file against the reference; ``optimization`` is constraints and
+    the program's mean score on generated cases.
 
     Raises:
         ValueError: when the task does not offer ``reward``.
@@ -134,8 +136,8 @@ def default_grader(task: Task, reward: str | None = None) -> CompositeGrader:
     spec = task.spec
     kind = reward_kind(task, reward)
     graders: list = [ConstraintGrader()]
-    if kind in ("diff_similarity", "answer"):
-        only = DiffSimilarityGrader() if kind == "diff_similarity" else AnswerGrader()
+    if kind in ("diff_similarity", "answer", "optimization"):
+        only = {"diff_similarity": DiffSimilarityGrader, "answer": AnswerGrader, "optimization": OptimizationGrader}[kind]()
         return CompositeGrader([*graders, only], pass_threshold=spec.grading.pass_threshold, reward_kind=kind)
     objectives = spec.objectives()
     if spec.constraints.has_quality_limits():

@@ -38,6 +38,7 @@ from repogym_gym.spec_grading import (
     REWARD_KINDS,
     AnswerSpec,
     GradingSpec,
+    OptimizationSpec,
     RewardKind,
     relative_path,
 )
@@ -70,7 +71,7 @@ __all__ = [
     "spec_json_schema",
 ]
 
-TaskType = Literal["bugfix", "feature", "refactor", "perf", "answer"]
+TaskType = Literal["bugfix", "feature", "refactor", "perf", "answer", "optimization"]
 
 _COMMIT = re.compile(r"^[0-9a-fA-F]{40}$")
 _SHA256 = re.compile(r"^[0-9a-fA-F]{64}$")
@@ -503,6 +504,7 @@ class TaskSpec(StrictModel):
     repo: RepoSpec = Field(default_factory=RepoSpec)
     tests: TestSpec | None = Field(None, description="The tests (every type but answer needs them).")
     answer: AnswerSpec | None = Field(None, description="An answer task's answer file and reference.")
+    optimization: OptimizationSpec | None = Field(None, description="An optimization task's program and scoring.")
     perf: PerfSpec | None = None
     constraints: ConstraintSpec = Field(default_factory=ConstraintSpec)
     grading: GradingSpec = Field(default_factory=GradingSpec)
@@ -522,10 +524,13 @@ class TaskSpec(StrictModel):
             raise ValueError("a perf task needs a 'perf' section (benchmark command, runs, min_speedup)")
         if kind != "perf" and self.perf is not None:
             raise ValueError(f"a {kind} task must not have a 'perf' section (only perf tasks are timed)")
-        if (kind == "answer") != (self.answer is not None) or (kind == "answer") == (self.tests is not None):
-            raise ValueError("an answer task has an 'answer' section and no 'tests'; every other type has 'tests' and no "
-                             f"'answer' (this {kind} task has {'' if self.tests else 'no '}tests and "
-                             f"{'an' if self.answer else 'no'} answer)")
+        untested = kind in ("answer", "optimization")
+        if (kind == "answer") != (self.answer is not None) or (kind == "optimization") != (self.optimization is not None) \
+                or untested == (self.tests is not None):
+            raise ValueError("an answer task has an 'answer' section and an optimization task an 'optimization' section, "
+                             f"neither 'tests'; every other type has 'tests' (this {kind} task has "
+                             f"{'' if self.tests else 'no '}tests, {'an' if self.answer else 'no'} answer and "
+                             f"{'an' if self.optimization else 'no'} optimization section)")
         if kind in ("bugfix", "feature") and self.tests is not None and not self.tests.fail_to_pass:
             raise ValueError(f"a {kind} task needs at least one tests.fail_to_pass id (its reward signal)")
         if kind == "refactor":  # noqa: SIM102 - one rule per task type
@@ -535,7 +540,7 @@ class TaskSpec(StrictModel):
                     "constraints.max_cyclomatic_complexity, and constraints.paths (its reward signal)"
                 )
         rewards = self.reward_kinds()
-        allowed = {"answer"} if kind == "answer" else {"tests", "diff_similarity"} | (
+        allowed = {kind} if untested else {"tests", "diff_similarity"} | (
             {"graded", "binary"} if kind in ("bugfix", "feature") else set())
         if len(set(rewards)) != len(rewards) or not set(rewards) <= allowed:
             raise ValueError(f"grading.rewards {rewards}: each kind once, of those a {kind} task can offer: {sorted(allowed)}")
@@ -558,6 +563,7 @@ class TaskSpec(StrictModel):
             "refactor": ["quality"],
             "perf": ["perf"],
             "answer": ["answer"],
+            "optimization": ["optimization"],
         }[self.type]
 
     def tested(self) -> TestSpec:
@@ -567,15 +573,15 @@ class TaskSpec(StrictModel):
             ValueError: for an answer task, which has none.
         """
         if self.tests is None:
-            raise ValueError(f"task {self.id!r} is an answer task: it has no tests")
+            raise ValueError(f"task {self.id!r} is an {self.type} task: it has no tests")
         return self.tests
 
     def reward_kinds(self) -> list[str]:
         """The reward kinds the task offers, its default first: ``grading.rewards``, else ``answer`` for an
-        answer task and ``tests`` (the task type's pipeline) for the rest."""
+        answer task, ``optimization`` for an optimization task and ``tests`` (the task type's pipeline) for the rest."""
         if self.grading.rewards is not None:
             return list(self.grading.rewards)
-        return ["answer" if self.type == "answer" else "tests"]
+        return [self.type if self.type in ("answer", "optimization") else "tests"]
 
 
 def spec_json_schema() -> dict[str, object]:

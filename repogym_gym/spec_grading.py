@@ -17,6 +17,7 @@ __all__ = [
     "ANSWER_CONTRACTS",
     "AnswerSpec",
     "GradingSpec",
+    "OptimizationSpec",
     "OBJECTIVE_COMPONENTS",
     "REWARD_KINDS",
     "RewardKind",
@@ -28,8 +29,8 @@ OBJECTIVE_COMPONENTS = ("tests", "quality", "perf")
 
 #: Reward kinds a task may offer (``grading.rewards``; README "Choosing a reward"); graded and binary score
 #: the tests of a bugfix or feature task, diff_similarity compares the patch with the golden one, answer
-#: compares an answer file with the task's reference answer.
-RewardKind = Literal["tests", "graded", "binary", "diff_similarity", "answer"]
+#: compares an answer file with the task's reference answer, optimization scores a program on generated cases.
+RewardKind = Literal["tests", "graded", "binary", "diff_similarity", "answer", "optimization"]
 REWARD_KINDS: tuple[str, ...] = get_args(RewardKind)
 
 AnswerContract = Literal["int", "float", "string", "set", "json", "expression"]
@@ -112,3 +113,35 @@ class AnswerSpec(StrictModel):
         if self.contract == "float" and not math.isfinite(self.abs_tol + self.rel_tol):
             raise ValueError("answer tolerances must be finite")
         return self
+
+
+class OptimizationSpec(StrictModel):
+    """An optimization task's program and how it is scored (design doc 004, "Optimization score").
+
+    The generator, scorer and baseline are files of the task directory (never shown to the agent):
+    ``generator`` defines ``generate(rng: random.Random, index: int) -> str`` (a case: the program's stdin),
+    ``scorer`` defines ``score(case: str, output: str) -> float`` in [0, 1] (raising ``ValueError`` for an
+    infeasible or malformed output), ``baseline`` is a simple program the reference solution must beat.
+    """
+
+    program: str = Field("solution.py", description="The program the agent writes, relative to the repository root.")
+    command: str | None = Field(None, description="How it runs from the repository root, the case on stdin "
+                                                  "(default: python <program>).")
+    generator: str = Field(description="Task-directory file defining generate(rng, index) -> str.")
+    scorer: str = Field(description="Task-directory file defining score(case, output) -> float in [0, 1].")
+    baseline: str = Field(description="Task-directory file: a simple program the reference must beat.")
+    cases: Annotated[int, Field(ge=1, le=200)] = 10
+    seed: Annotated[int, Field(ge=0)] = 0
+    time_limit_s: Annotated[float, Field(gt=0, le=600)] = Field(10.0, description="Seconds per run of a case.")
+    scorer_timeout_s: Annotated[float, Field(gt=0, le=3600)] = Field(120.0, description="Seconds for generating or "
+                                                                                        "scoring all cases.")
+
+    @field_validator("program", "generator", "scorer", "baseline")
+    @classmethod
+    def _inside(cls, v: str) -> str:
+        return relative_path(v)
+
+    def run_command(self) -> str:
+        """The command that runs the program (``command``, else ``python <program>``)."""
+        return self.command or f"python {self.program}"
+

@@ -5,7 +5,8 @@ A task is sound when (design doc 001, "Verification is a separate, explicit comm
 1. ``baseline``: on the untouched baseline every fail_to_pass test fails and every
    pass_to_pass test passes (read from the noop grade, which grades exactly the baseline);
 2. ``noop``: the empty submission scores exactly 0;
-3. ``golden``: the golden patch passes with score exactly 1;
+3. ``golden``: the golden patch passes with score exactly 1 (an optimization task's reference instead beats
+   the task's baseline program; ``calibration`` keeps both scores);
 4. ``repeatable``: ``repeats`` golden grades are identical (score, verdicts, per-test outcomes);
 5. ``answer_hidden``: no file visible inside the sandbox an untrusted agent's episodes of the
    task get holds the golden version of a file the golden patch changes, or one of its hunks
@@ -41,10 +42,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from repogym_gym.answers import scan_for_answers
 from repogym_gym.baseline import BaselineStore
 from repogym_gym.errors import RepoGymError, SandboxUnavailableError, TaskError
-from repogym_gym.grading import default_grader, grade_patch
+from repogym_gym.grading import default_grader, grade_patch, grade_workspace
 from repogym_gym.results import GradeResult
 from repogym_gym.sandbox import Sandbox, make_sandbox
 from repogym_gym.task import Task
+from repogym_gym.workspace import Workspace
 
 __all__ = ["TaskValidation", "ValidationCheck", "validate_task"]
 
@@ -99,7 +101,7 @@ def _fingerprint(result: GradeResult) -> tuple[object, ...]:
 def _baseline_check(task: Task, noop: GradeResult) -> ValidationCheck:
     if task.spec.tests is None:
         return ValidationCheck(name="baseline", ok=not noop.infra_error,
-                               message=f"an answer task: no tests to run on the baseline ({noop.summary()})")
+                               message=f"an {task.spec.type} task: no tests to run on the baseline ({noop.summary()})")
     if noop.infra_error:
         return ValidationCheck(name="baseline", ok=False, message=f"infrastructure error: {noop.infra_error}")
     passing_f2p = sorted(i for i, s in noop.fail_to_pass.items() if s == "passed")
@@ -140,10 +142,12 @@ def _not_confined(name: str, exc: Exception) -> ValidationCheck:
                            "untrusted agents cannot be confined on this machine either")
 
 
-def _own_sandbox_check(task: Task, golden_patch: str, store: BaselineStore | None, own: Sandbox) -> ValidationCheck:
-    """The golden patch graded once in ``own`` (the agent's sandbox) under the task's limits."""
+def _own_sandbox_check(task: Task, golden_patch: str, store: BaselineStore | None, own: Sandbox,
+                       expected: float) -> ValidationCheck:
+    """The golden patch graded once in ``own`` (the agent's sandbox) under the task's limits: it scores
+    ``expected`` there too (1, or an optimization reference's own score)."""
     result = grade_patch(task, golden_patch, store=store, sandbox=own)
-    ok = result.score == 1.0 and result.passed and not result.infra_error
+    ok = result.score == expected and (result.passed or task.spec.type == "optimization") and not result.infra_error
     limits = {k: v for k, v in task.spec.limits.model_dump().items() if k in _SANDBOX_LIMITS and v is not None}
     under = f"the task's limits {limits}" if limits else "the sandbox's default limits"
     detail = "" if ok else " | " + " | ".join(m for c in result.components if not c.passed for m in c.messages[:3])
@@ -221,16 +225,23 @@ def validate_task(
         say(f"golden {i + 1}/{repeats}")
         goldens.append(grade_patch(task, golden_patch, store=store, sandbox=sandbox, grader=default_grader(task, core)))
     first = goldens[0]
-    golden_ok = first.score == 1.0 and first.passed and not first.infra_error
-    detail = "" if golden_ok else " | " + " | ".join(m for c in first.components if not c.passed for m in c.messages[:3])
-    checks.append(ValidationCheck(name="golden", ok=golden_ok, message=f"golden {first.summary()}{detail}"))
+    calibration = {core: {"noop": noop.score, "golden": first.score}}
+    if task.spec.type == "optimization":  # a reference need not score 1: it must beat the task's baseline program
+        say("baseline program")
+        base = _baseline_program(task, store, sandbox)
+        calibration[core]["baseline"] = base.score
+        checks.append(ValidationCheck(name="golden", ok=first.score > base.score and not (first.infra_error or base.infra_error),
+                                      message=f"reference {first.summary()}; baseline program {base.summary()}"))
+    else:
+        golden_ok = first.score == 1.0 and first.passed and not first.infra_error
+        detail = "" if golden_ok else " | " + " | ".join(m for c in first.components if not c.passed for m in c.messages[:3])
+        checks.append(ValidationCheck(name="golden", ok=golden_ok, message=f"golden {first.summary()}{detail}"))
     distinct = {_fingerprint(g) for g in goldens}
     checks.append(ValidationCheck(
         name="repeatable", ok=len(distinct) == 1,
         message=f"{repeats} golden grades identical" if len(distinct) == 1
         else f"{len(distinct)} different outcomes in {repeats} golden grades: {[g.summary() for g in goldens]}",
     ))
-    calibration = {core: {"noop": noop.score, "golden": first.score}}
     for kind in (k for k in task.spec.reward_kinds() if k != core):
         say(f"reward {kind}")
         check, calibration[kind] = _reward_check(task, kind, golden_patch, store, sandbox)
@@ -246,7 +257,7 @@ def validate_task(
         try:
             if owned:
                 say(f"golden in {own.name}")
-                checks.append(_own_sandbox_check(task, golden_patch, store, own))
+                checks.append(_own_sandbox_check(task, golden_patch, store, own, first.score))
             else:
                 checks.append(ValidationCheck(name="own_sandbox", ok=True,
                                               message=f"the golden grades above ran in the {own.name} sandbox"))
@@ -270,3 +281,13 @@ def _reward_check(task: Task, kind: str, golden_patch: str, store: BaselineStore
     ok = noop.score == 0.0 and golden.score == 1.0 and not (noop.infra_error or golden.infra_error)
     check = ValidationCheck(name=f"reward:{kind}", ok=ok, message=f"{kind}: noop {noop.summary()} | golden {golden.summary()}")
     return check, {"noop": noop.score, "golden": golden.score}
+
+
+def _baseline_program(task: Task, store: BaselineStore | None, sandbox: Sandbox | None) -> GradeResult:
+    """An optimization task's baseline program (a file of the task) graded as the submission's program."""
+    spec = task.spec.optimization
+    assert spec is not None
+    with Workspace.create(task, store=store) as workspace:
+        workspace.write(spec.program, (task.root / spec.baseline).read_bytes())
+        return grade_workspace(workspace, sandbox=sandbox)
+

@@ -4,6 +4,7 @@ from repogym_gym.graders.answer import AnswerGrader
 from repogym_gym.graders.base import Grader, GradingContext, component
 from repogym_gym.graders.composite import CompositeGrader, combine
 from repogym_gym.graders.constraint import ConstraintGrader
+from repogym_gym.graders.optimization import OptimizationGrader
 from repogym_gym.graders.perf import PerfGrader, perf_score
 from repogym_gym.graders.quality import QualityGrader
 from repogym_gym.graders.similarity import DiffSimilarityGrader
@@ -15,6 +16,7 @@ __all__ = [
     "ConstraintGrader",
     "DiffSimilarityGrader",
     "Grader",
+    "OptimizationGrader",
     "GradingContext",
     "PerfGrader",
     "QualityGrader",

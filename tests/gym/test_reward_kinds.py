@@ -139,7 +139,7 @@ def test_an_answer_task_has_no_tests_to_run_or_choose() -> None:
     try:
         env.reset(seed=0)
         _, _, terminated, _, info = env.step({"kind": "test"})
-        assert not terminated and "has no tests to run: write the answer to answer.txt" in info["parse_error"]
+        assert not terminated and "is an answer task: it has no tests to run" in info["parse_error"]
     finally:
         env.close()
     with pytest.raises(ValueError, match=r"reward='tests': task 'error-users-answer' offers \['answer'\]"):
@@ -147,7 +147,7 @@ def test_an_answer_task_has_no_tests_to_run_or_choose() -> None:
 
 
 def test_task_yaml_answer_sections_are_checked(make_task: MakeTask) -> None:
-    with pytest.raises(TaskSpecError, match="an answer task has an 'answer' section and no 'tests'"):
+    with pytest.raises(TaskSpecError, match="an answer task has an 'answer' section .* neither 'tests'"):
         make_task(type="answer", answer={"expected": "1", "contract": "int"})  # tests left in
     with pytest.raises(TaskSpecError, match="an answer task has an 'answer' section"):
         make_task(answer={"expected": "1", "contract": "int"})  # a bugfix task with an answer
@@ -169,3 +169,49 @@ def test_a_grade_that_fails_early_still_names_its_kind(offering: Task) -> None:
         result = grade_patch(offering, broken, grader=default_grader(offering, kind))
         assert (result.score, result.reward_kind, result.components[0].name) == (0.0, kind, "patch")
     assert grade_patch(load_task(ANSWER_TASK), broken).reward_kind == "answer"
+
+
+# -- the optimization kind: the bundled bin-packing task ----------------------------------------------------
+
+BINS_ID = "RepoGym/bin-packing-optimization-v0"
+BINS_TASK = REPO_ROOT / "task_suites" / "rewards" / "bin-packing-optimization"
+REFERENCE = "".join(line[1:] for line in (BINS_TASK / "solution.patch").read_text().splitlines(True)[6:])
+#: the reference's packing on the first run of a case, one item per bin on the second: every case void
+FLIPPING = REFERENCE.replace('if __name__ == "__main__":\n    main()', '''if __name__ == "__main__":
+    import os
+    if os.path.exists(".second-run"):
+        os.remove(".second-run")
+        capacity, count = map(int, sys.stdin.readline().split())
+        print("\\n".join(str(i) for i in range(count)))
+    else:
+        open(".second-run", "w").close()
+        main()''')
+
+
+@pytest.mark.slow
+def test_a_program_scores_its_mean_over_generated_cases() -> None:
+    reference, info = _submitted(BINS_ID, "solution.py", REFERENCE)
+    details = info["grade"]["components"][1]["details"]
+    assert 0.9 < reference < 1.0 and details["cases"] == 6 and {c["status"] for c in details["per_case"]} == {"ok"}
+    assert reference == pytest.approx(sum(c["score"] for c in details["per_case"]) / 6)
+    assert {_submitted(BINS_ID, "solution.py", REFERENCE)[0] for _ in range(4)} == {reference}  # five grades agree
+    assert _submitted(BINS_ID, "solution.py", None)[0] == 0.0  # the noop
+    garbage, info = _submitted(BINS_ID, "solution.py", "print('hello')\n")
+    assert garbage == 0.0 and all(c["status"].startswith("infeasible") for c in info["grade"]["components"][1]["details"]["per_case"])
+
+
+@pytest.mark.slow
+def test_a_case_scored_differently_twice_is_void() -> None:
+    flipping, info = _submitted(BINS_ID, "solution.py", FLIPPING)
+    per_case = info["grade"]["components"][1]["details"]["per_case"]
+    assert flipping == 0.0 and {c["status"] for c in per_case} == {"void"}
+    assert all(c["scores"][0] > c["scores"][1] for c in per_case)
+    assert "6 case(s) void" in " ".join(info["grade"]["components"][1]["messages"])
+
+
+@pytest.mark.slow
+def test_validate_proves_the_optimization_task_by_its_baseline() -> None:
+    report = validate_task(load_task(BINS_TASK), repeats=2)
+    assert report.ok, report.failures()
+    calibration = report.calibration["optimization"]
+    assert calibration["noop"] == 0.0 and calibration["baseline"] < 0.5 < calibration["golden"] < 1.0

@@ -16,10 +16,11 @@ ANSWER_PATCH = ("diff --git a/answer.txt b/answer.txt\nnew file mode 100644\n---
 
 @pytest.fixture
 def expression_task(make_task: MakeTask) -> Task:
-    """An answer task whose reference is the expression ``2*(x+1)`` (symbolic check within 3 s)."""
+    """An answer task whose reference is the expression ``2*(x+1)`` (symbolic check within 10 s: SymPy's import
+    alone took 2 s in the child on the loaded 2-core machine, and 3 s failed the right answer there)."""
     return make_task(type="answer", tests=None, patch=ANSWER_PATCH, problem_statement="Expand 2*(x+1).",
                      answer={"path": "answer.txt", "expected": "2*(x+1)", "contract": "expression", "variables": ["x"],
-                             "timeout_s": 3})
+                             "timeout_s": 10})
 
 
 def _minimum(result: object, *reasons: str) -> None:
@@ -59,7 +60,7 @@ def test_an_expression_that_takes_forever_is_cut_at_the_time_limit(start: Start,
     """Right, but proving it expands a polynomial of degree 5000: 8.8 s to the child's 1 GiB limit here."""
     env = start(expression_task)
     write(env, "answer.txt", "2*x + 2 + ((x+1)**5000 - (x**2+2*x+1)**2500)")
-    _minimum(submit(env), "took longer than 3 s", "MemoryError")
+    _minimum(submit(env), "took longer than 10 s", "MemoryError")
 
 
 @attack(G, "an answer that is code ('__import__(\"os\").system(...)') instead of an expression",

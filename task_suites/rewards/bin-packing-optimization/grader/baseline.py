@@ -1,0 +1,5 @@
+import sys
+
+capacity, count = map(int, sys.stdin.readline().split())
+for index in range(count):
+    print(index)
