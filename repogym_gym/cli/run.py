@@ -9,12 +9,15 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from pydantic import TypeAdapter, ValidationError
 from rich.table import Table
 
 from repogym_gym.cli.output import stdout_console
+from repogym_gym.errors import validation_summary
 from repogym_gym.report.tables import plural
 from repogym_gym.runner import AgentStats, run_suite
 from repogym_gym.runner.models import load_results
+from repogym_gym.validate import TaskValidation
 
 __all__ = ["BackendName", "run_command"]
 
@@ -69,15 +72,19 @@ def run_command(
                                          "agent), bwrap or docker.")] = "auto",
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Results directory; an existing run there is "
                                              "resumed. Default: runs/<timestamp>.", show_default=False)] = None,
+    calibration: Annotated[Path | None, typer.Option("--calibration", help="A `repogym validate --json` file: each "
+                                                     "task's noop and golden scores go into its episodes' "
+                                                     "reward-details.json.")] = None,
 ) -> None:
     """Run every agent on every task (k samples each), write one result per episode, print per-agent
     scores. Exit code 0 once the run completed, whatever the scores; 2 on bad input."""
     if time_limit is not None and not time_limit > 0:
         raise typer.BadParameter(f"must be more than 0 seconds, got {time_limit:g}", param_hint="'--time-limit'")
+    known = _calibration(calibration) if calibration is not None else None
     out = out if out is not None else Path("runs") / datetime.now().strftime("%Y%m%d-%H%M%S")
     summary = run_suite(suite, agent, out=out, samples=samples, seed=seed, jobs=jobs, backend=backend.value,
                         ray_address=ray_address, time_limit_s=time_limit, max_retries=max_retries, progress=True,
-                        sandbox=sandbox)
+                        sandbox=sandbox, calibration=known)
     console = stdout_console()
     console.print(_table(summary.agents, samples))
     resumed = f" ({summary.resumed} resumed)" if summary.resumed else ""
@@ -86,3 +93,16 @@ def run_command(
     reasons = Counter(r.infra_error or "(no reason recorded)" for r in load_results(out) if r.status == "infra_error")
     for reason, count in reasons.most_common(5):  # masked episodes: what to fix before their results mean anything
         console.print(f"infra error ({plural(count, 'episode')}): {reason}", highlight=False, soft_wrap=True, markup=False)
+
+
+def _calibration(path: Path) -> dict[str, dict[str, dict[str, float]]]:
+    """Task id -> reward kind -> scores, from ``repogym validate --json`` output."""
+    try:
+        reports = TypeAdapter(list[TaskValidation]).validate_json(path.read_bytes())
+    except OSError as exc:
+        raise typer.BadParameter(f"{path} cannot be read: {exc.strerror or exc}", param_hint="'--calibration'") from None
+    except ValidationError as exc:
+        raise typer.BadParameter(f"{path} is not `repogym validate --json` output: {validation_summary(exc)}",
+                                 param_hint="'--calibration'") from None
+    return {report.task_id: report.calibration for report in reports}
+

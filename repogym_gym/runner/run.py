@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -125,7 +125,8 @@ def run_suite(tasks: TaskSource, agents: Sequence[AgentSpec | str], *, out: str 
               ray_address: str | None = None, time_limit_s: float | None = None, max_retries: int = 2,
               retry_backoff_s: float = 1.0, progress: bool = False,
               on_result: Callable[[RunResult], None] | None = None,
-              cache_dir: str | os.PathLike[str] | None = None, sandbox: str = "auto") -> RunSummary:
+              cache_dir: str | os.PathLike[str] | None = None, sandbox: str = "auto",
+              calibration: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None) -> RunSummary:
     """Run every agent on every task ``samples`` times and write the results under ``out``.
 
     Args:
@@ -150,6 +151,8 @@ def run_suite(tasks: TaskSource, agents: Sequence[AgentSpec | str], *, out: str 
             written (not for resumed episodes).
         cache_dir: Baseline cache directory (default ``$REPOGYM_CACHE_DIR`` or the user
             cache); Ray tasks get it as ``REPOGYM_CACHE_DIR``.
+        calibration: Task id -> reward kind -> ``{"noop", "golden"}`` scores (``repogym validate --json``'s
+            ``calibration``), written into each episode's reward details.
         sandbox: Where commands and grading run: ``auto`` (a task's ``environment.sandbox``
             when it names one; else the local sandbox for trusted agents such as golden, noop
             and scripted, and for the others bubblewrap where it runs, else local with an
@@ -212,7 +215,7 @@ def run_suite(tasks: TaskSource, agents: Sequence[AgentSpec | str], *, out: str 
             bar.add(result)
         with bar:
             for record in execute(todo, backend=backend, workers=jobs, ray_address=ray_address):
-                result = save_record(out, record, previous.get(record.result.key))
+                result = save_record(out, record, previous.get(record.result.key), calibration)
                 results[result.key] = result
                 bar.add(result)
                 if on_result is not None:

@@ -12,7 +12,7 @@ import contextlib
 import fcntl
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -107,10 +107,13 @@ def open_run(out: Path, config: RunConfig) -> dict[tuple[str, str, int], RunResu
     return previous
 
 
-def save_record(out: Path, record: EpisodeRecord, previous: RunResult | None = None) -> RunResult:
+def save_record(out: Path, record: EpisodeRecord, previous: RunResult | None = None,
+                calibration: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None) -> RunResult:
     """Write a record's trajectory and, beside it, its ``<trajectory>.reward-details.json``
     (:meth:`GradeResult.reward_details <repogym_gym.results.GradeResult.reward_details>`), then its
-    result; drop the files of the result it replaces.
+    result; drop the files of the result it replaces. ``calibration`` (task id -> reward kind -> ``noop`` /
+    ``golden`` scores, from ``repogym validate --json``) puts the task's calibration of the graded kind in the
+    reward details.
 
     Returns:
         The stored RunResult.
@@ -119,7 +122,9 @@ def save_record(out: Path, record: EpisodeRecord, previous: RunResult | None = N
     if result.trajectory and record.trajectory_json is not None:
         write_atomic(out / result.trajectory, record.trajectory_json)
         if result.grade is not None:
-            write_atomic(out / reward_details_path(result.trajectory), json.dumps(result.grade.reward_details(), indent=1) + "\n")
+            known = (calibration or {}).get(result.task_id, {}).get(result.grade.reward_kind)
+            details = result.grade.reward_details(known)
+            write_atomic(out / reward_details_path(result.trajectory), json.dumps(details, indent=1) + "\n")
     write_atomic(result_path(out, result.agent, result.task_id, result.sample), result.model_dump_json(indent=1) + "\n")
     if previous is not None and previous.trajectory and previous.trajectory != result.trajectory:
         for stale in (out / previous.trajectory, out / reward_details_path(previous.trajectory)):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -157,3 +158,27 @@ def test_run_names_the_reasons_of_its_infrastructure_errors(tiny_task: Task, tmp
     assert table_row(stdout, "offline")[6] == "2"
     [line] = [line for line in stdout.splitlines() if line.startswith("infra error")]
     assert line.startswith("infra error (2 episodes): ") and "127.0.0.1" in line, stdout
+
+
+@pytest.mark.slow
+def test_validate_s_calibration_goes_into_each_episode_s_reward_details(tiny_task: Task, tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    report = tmp_path / "validate.json"
+    code, _, stderr = run_main(["validate", str(tiny_task.root), "--repeats", "1", "--json", str(report)], capsys)
+    assert code == 0, stderr
+    out = tmp_path / "run"
+    code, _, stderr = run_main(["run", str(tiny_task.root), "-a", "golden", "--out", str(out), "--calibration",
+                                str(report)], capsys)
+    assert code == 0, stderr
+    [details] = [json.loads(p.read_text()) for p in (out / "trajectories").rglob("*.reward-details.json")]
+    assert (details["reward"], details["kind"], details["calibration"]) == (1.0, "tests", {"noop": 0.0, "golden": 1.0})
+
+
+def test_a_calibration_file_that_is_not_validate_output_is_named(tiny_task: Task, tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"not": "a list"}')
+    code, _, stderr = run_main(["run", str(tiny_task.root), "-a", "noop", "--calibration", str(bad)], capsys)
+    assert code == 2 and f"{bad} is not `repogym validate --json` output" in stderr
+    code, _, stderr = run_main(["run", str(tiny_task.root), "-a", "noop", "--calibration", str(tmp_path / "no.json")], capsys)
+    assert code == 2 and "cannot be read" in stderr

@@ -91,3 +91,12 @@ def test_a_program_that_swaps_its_case_file_gets_a_fresh_case(start: Start, pack
     write(env, "solution.py", SWAPS_THE_CASE)
     details = _optimization(submit(env))
     assert {c["status"].split(":")[0] for c in details["per_case"]} == {"infeasible"}, details
+
+
+@attack(G, "a program that runs past its time limit (sleeps 30 s a case)", local="score 0: timed out",
+        confining="score 0: timed out")
+def test_a_program_past_its_time_limit_scores_0_for_each_case(start: Start, packing: Task) -> None:
+    env = start(packing)
+    write(env, "solution.py", "import time\ntime.sleep(30)\n")
+    details = _optimization(submit(env))
+    assert [c["status"] for c in details["per_case"]] == ["timed out after 1 s"] * 2, details
