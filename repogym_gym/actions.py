@@ -266,11 +266,12 @@ def action_to_dict(action: Any) -> dict[str, Any]:
     return action.model_dump(mode="json")
 
 
-def tool_schema(*, bash: bool = True) -> list[dict[str, Any]]:
+def tool_schema(*, bash: bool = True, tests: bool = True) -> list[dict[str, Any]]:
     """OpenAI-style tool definitions, one per action kind, in :data:`ACTION_KINDS` order.
 
     Args:
         bash: Include ``bash`` (an episode in the local guardrail refuses it: leave it out there).
+        tests: Include ``test`` (an answer or optimization task has no tests: leave it out there).
 
     Example:
         >>> [t["function"]["name"] for t in tool_schema()][:3]
@@ -278,7 +279,7 @@ def tool_schema(*, bash: bool = True) -> list[dict[str, Any]]:
     """
     tools = []
     for kind in ACTION_KINDS:
-        if kind == "bash" and not bash:
+        if (kind == "bash" and not bash) or (kind == "test" and not tests):
             continue
         model = ACTION_MODELS[kind]
         schema = model.model_json_schema()

@@ -428,7 +428,7 @@ class Episode:
         shown = files[:_TREE_LIMIT] + ([f"... and {len(files) - _TREE_LIMIT} more"] if len(files) > _TREE_LIMIT else [])
         return (f"{task_heading(self.task)}\n\n"
                 f"Repository files:\n" + "\n".join(shown) + f"\n\nYou have {self.max_steps} steps. Actions: read, write, "
-                "edit, run, test (visible tests), list_files, submit (grades the repository)"
+                f"edit, run, {'test (visible tests), ' if self.task.spec.tests else ''}list_files, submit (grades the repository)"
                 + (", bash (any command)." if self._sandbox.confining else "."))
 
     def _dispatch(self, action: Any) -> Observation:

@@ -166,19 +166,21 @@ class GradeResult(_Frozen):
         Returns:
             ``reward``, ``kind``, ``passed``, the strict flag ``resolved`` and ``parse_status``,
             ``f2p_rate`` / ``p2p_rate`` and the per-test outcomes (tests kinds; None otherwise), ``per_case``
-            (the optimization kind's per-case scores and statuses; None otherwise),
+            (the optimization kind's per-case scores and statuses; None otherwise), ``answer`` (the answer
+            kind's raw ±1, ``reward_min`` / ``reward_max`` and reason; None otherwise),
             ``components`` (name -> score), ``infra_error``, and ``calibration`` (the noop and
             golden scores ``repogym validate`` measured, when given) for ``(raw - noop) / (golden - noop)``.
         """
         tests = next((c.details for c in self.components if c.name == "tests"), {})
         cases = next((c.details.get("per_case") for c in self.components if c.name == "optimization"), None)
+        answer = next((c.details for c in self.components if c.name == "answer"), None)
         return {
             "reward": self.score, "kind": self.reward_kind, "passed": self.passed,
             "resolved": tests.get("resolved"), "parse_status": tests.get("parse_status"),
             "f2p_rate": tests.get("f2p_rate"), "p2p_rate": tests.get("p2p_rate"),
             "fail_to_pass": dict(self.fail_to_pass), "pass_to_pass": dict(self.pass_to_pass),
             "components": {c.name: c.score for c in self.components}, "infra_error": self.infra_error,
-            "per_case": cases, "calibration": dict(calibration) if calibration is not None else None,
+            "per_case": cases, "answer": dict(answer) if answer is not None else None, "calibration": dict(calibration) if calibration is not None else None,
         }
 
     def summary(self) -> str:

@@ -543,7 +543,8 @@ class TaskSpec(StrictModel):
         allowed = {kind} if untested else {"tests", "diff_similarity"} | (
             {"graded", "binary"} if kind in ("bugfix", "feature") else set())
         if len(set(rewards)) != len(rewards) or not set(rewards) <= allowed:
-            raise ValueError(f"grading.rewards {rewards}: each kind once, of those a {kind} task can offer: {sorted(allowed)}")
+            raise ValueError(f"grading.rewards {rewards}: each kind once, of those this {kind} task can offer: "
+                             f"{sorted(allowed)}")
         for name in self.grading.weights:
             if name not in self.objectives():
                 raise ValueError(

@@ -70,6 +70,14 @@ class GradingSpec(StrictModel):
     diff_weights: dict[Literal["format", "size", "file", "region", "sim", "judge"], Annotated[float, Field(ge=0)]] = Field(
         default_factory=dict, description="diff_similarity component -> weight (format, size, file, region, sim, judge).")
 
+    @field_validator("diff_weights")
+    @classmethod
+    def _some_deterministic_weight(cls, v: dict[str, float]) -> dict[str, float]:
+        if v and all(v.get(name, 1.0) == 0 for name in ("format", "size", "file", "region", "sim")):
+            raise ValueError("diff_weights gives every deterministic component (format, size, file, region, sim) "
+                             "weight 0, so every diff_similarity grade would fail; give one a weight above 0")
+        return v
+
     @field_validator("weights")
     @classmethod
     def _known_components(cls, v: dict[str, float]) -> dict[str, float]:
@@ -109,7 +117,7 @@ class AnswerSpec(StrictModel):
 
         problem = check_expected(self)
         if problem is not None:
-            raise ValueError(f"answer.expected {self.expected[:80]!r} is not a valid {self.contract} answer: {problem}")
+            raise ValueError(f"expected {self.expected[:80]!r} is not a valid {self.contract} answer: {problem}")
         if self.contract == "float" and not math.isfinite(self.abs_tol + self.rel_tol):
             raise ValueError("answer tolerances must be finite")
         return self

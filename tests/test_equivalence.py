@@ -88,7 +88,7 @@ def test_an_expression_that_takes_forever_to_simplify_is_cut_at_the_time_limit()
 
 
 def test_a_reference_that_does_not_parse_is_refused_at_load() -> None:
-    with pytest.raises(ValidationError, match="answer.expected 'thirty' is not a valid int answer: not an integer"):
+    with pytest.raises(ValidationError, match="expected 'thirty' is not a valid int answer: not an integer"):
         spec("thirty", "int")
     with pytest.raises(ValidationError, match="unknown name 'y'"):
         spec("y + 1", "expression", variables=["x"])

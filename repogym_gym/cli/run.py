@@ -72,6 +72,8 @@ def run_command(
                                          "agent), bwrap or docker.")] = "auto",
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Results directory; an existing run there is "
                                              "resumed. Default: runs/<timestamp>.", show_default=False)] = None,
+    reward: Annotated[str | None, typer.Option(help="The reward kind every episode is graded by (README \"Choosing a "
+                                               "reward\"); default: each task's own.")] = None,
     calibration: Annotated[Path | None, typer.Option("--calibration", help="A `repogym validate --json` file: each "
                                                      "task's noop and golden scores go into its episodes' "
                                                      "reward-details.json.")] = None,
@@ -84,7 +86,7 @@ def run_command(
     out = out if out is not None else Path("runs") / datetime.now().strftime("%Y%m%d-%H%M%S")
     summary = run_suite(suite, agent, out=out, samples=samples, seed=seed, jobs=jobs, backend=backend.value,
                         ray_address=ray_address, time_limit_s=time_limit, max_retries=max_retries, progress=True,
-                        sandbox=sandbox, calibration=known)
+                        sandbox=sandbox, calibration=known, reward=reward)
     console = stdout_console()
     console.print(_table(summary.agents, samples))
     resumed = f" ({summary.resumed} resumed)" if summary.resumed else ""

@@ -21,14 +21,17 @@ def serve_command(
                                                     "directory; repeatable) so a reset can name them.")] = None,
     env_id: Annotated[str | None, typer.Option("--env-id", help="With --openenv: the task a reset plays when it names none.")] = None,
     sandbox: Annotated[str | None, typer.Option(help="With --openenv: the sandbox of every session (auto by default).")] = None,
+    reward: Annotated[str | None, typer.Option(help="With --openenv: the reward kind of every session (each task's "
+                                               "default when not given).")] = None,
 ) -> None:
     """Serve episodes: each session is one env with its own workspace (client: repogym_gym.gym.remote.RemoteEnv,
     or with --openenv any OpenEnv client). Needs the serve extra: pip install "repogym_gym\\[serve]" (--openenv: the
     openenv extra)."""
     if idle_timeout <= 0 or max_sessions < 1:
         raise typer.BadParameter(f"--idle-timeout must be > 0 and --max-sessions >= 1 (got {idle_timeout:g}, {max_sessions})")
-    if not openenv and (suite or env_id or sandbox):
-        raise typer.BadParameter("--suite, --env-id and --sandbox belong to --openenv (RepoGym's own sessions choose them per session)")
+    if not openenv and (suite or env_id or sandbox or reward):
+        raise typer.BadParameter("--suite, --env-id, --sandbox and --reward belong to --openenv (RepoGym's own sessions "
+                                 "choose them per session)")
     try:
         import uvicorn
 
@@ -45,7 +48,11 @@ def serve_command(
 
         for name in suite or ():
             register_suite(name)
-        app = create_openenv_app(env_id, sandbox=sandbox, max_sessions=max_sessions, idle_timeout_s=idle_timeout)
+        try:
+            app = create_openenv_app(env_id, sandbox=sandbox, reward=reward, max_sessions=max_sessions,
+                                     idle_timeout_s=idle_timeout)
+        except ValueError as exc:  # a bad --sandbox, --env-id or --reward: refused at start, not in every session
+            raise typer.BadParameter(str(exc)) from None
     else:
         app = create_app(SessionStore(idle_timeout_s=idle_timeout, max_sessions=max_sessions))
     uvicorn.run(app, host=host, port=port, log_level="info")

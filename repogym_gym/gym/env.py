@@ -166,7 +166,7 @@ class RepoGymEnv(gym.Env[Any, Any]):
         self._episode.max_steps = self._budget(task)
         obs, info = self._episode.reset()
         if self.observation_mode == "chat":
-            info["tools"] = tool_schema(bash=self._sandbox.confining)
+            info["tools"] = tool_schema(bash=self._sandbox.confining, tests=task.spec.tests is not None)
             return (_message("system", SYSTEM_PROMPT), _message("user", obs.text)), info
         return self._to_space(obs), info
 

@@ -38,20 +38,23 @@ class RepoGymGemEnv(gem.Env):
         sandbox: ``auto`` (default), ``local``, ``bwrap`` or ``docker``.
         max_turns: Grade on this step at the latest (default: the task's budget).
         reward_shaping: Opt-in shaping (at most 0.1 per episode).
+        reward: The reward kind (README "Choosing a reward"); None: the task's default.
 
     Raises:
         ValueError: when ``max_turns`` is not an integer of 1 or more.
     """
 
     def __init__(self, repogym_id: str, seed: int | None = None, sandbox: str | None = None,
-                 max_turns: int | None = None, reward_shaping: bool = False, _env: Any = None) -> None:
+                 max_turns: int | None = None, reward_shaping: bool = False, reward: str | None = None,
+                 _env: Any = None) -> None:
         super().__init__()
         if max_turns is not None and (isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1):
             raise ValueError(f"max_turns must be an integer of 1 or more, got {max_turns!r}")
         self.config: dict[str, Any] = {"repogym_id": repogym_id, "seed": seed, "sandbox": sandbox, "max_turns": max_turns,
-                       "reward_shaping": reward_shaping}
+                       "reward_shaping": reward_shaping, "reward": reward}
         limit = {"max_episode_steps": max_turns} if max_turns is not None else {}
-        self.env = _env if _env is not None else make_env(repogym_id, sandbox=sandbox, reward_shaping=reward_shaping, **limit)
+        self.env = _env if _env is not None else make_env(repogym_id, sandbox=sandbox, reward_shaping=reward_shaping,
+                                                                reward=reward, **limit)
         self.seed = seed
 
     def reset(self, seed: int | None = None) -> tuple[str, dict[str, Any]]:

@@ -38,8 +38,10 @@ from pydantic import Field
 
 from repogym_gym.actions import TEXT_LIMITS
 from repogym_gym.errors import EpisodeError
-from repogym_gym.gym import make_env, row_env_id
+from repogym_gym.gym import make_env, registered_ids, row_env_id
 from repogym_gym.gym.spaces import json_data
+from repogym_gym.sandbox import sandbox_config
+from repogym_gym.spec import REWARD_KINDS
 
 __all__ = ["RepoGymAction", "RepoGymEnvironment", "RepoGymObservation", "create_openenv_app"]
 
@@ -89,15 +91,18 @@ class RepoGymEnvironment(Environment[RepoGymAction, RepoGymObservation, State]):
         env_id: The task a reset plays when it names none (None: a reset must name one).
         sandbox: Where commands and grading run (``auto`` when None), for every session.
         reward_shaping: Opt-in shaping of the gym reward.
+        reward: The reward kind of every session (README "Choosing a reward"); None: each task's default.
     """
 
     SUPPORTS_CONCURRENT_SESSIONS = True  # each session has its own env and workspace
 
-    def __init__(self, env_id: str | None = None, *, sandbox: str | None = None, reward_shaping: bool = False) -> None:
+    def __init__(self, env_id: str | None = None, *, sandbox: str | None = None, reward_shaping: bool = False,
+                 reward: str | None = None) -> None:
         super().__init__()
         self.default_env_id = env_id
         self.sandbox = sandbox
         self.reward_shaping = reward_shaping
+        self.reward = reward
         self.env: Any = None
         self.env_id: str | None = None
         self._state = State()
@@ -115,11 +120,13 @@ class RepoGymEnvironment(Environment[RepoGymAction, RepoGymObservation, State]):
         unknown = sorted(set(kwargs) - {"prompt"})
         if unknown:
             raise ValueError(f"reset() takes seed, episode_id, env_id, task_id (and a row's prompt); got {unknown}")
-        row = {"env_id": env_id or (None if task_id else self.default_env_id), "task_id": task_id}
-        wanted = row_env_id(row)
+        if not (env_id or task_id or self.default_env_id):
+            raise ValueError("reset() needs env_id or task_id: this server has no default task (repogym serve --openenv "
+                             "--env-id ID gives it one)")
+        wanted = row_env_id({"env_id": env_id or (None if task_id else self.default_env_id), "task_id": task_id})
         if wanted != self.env_id:
             self.close()
-            self.env = make_env(wanted, sandbox=self.sandbox, reward_shaping=self.reward_shaping)
+            self.env = make_env(wanted, sandbox=self.sandbox, reward_shaping=self.reward_shaping, reward=self.reward)
             self.env_id = wanted
         obs, info = self.env.reset(seed=seed)
         self._state = State(episode_id=episode_id or info.get("episode_id"), step_count=0, env_id=wanted,
@@ -165,7 +172,7 @@ def _refused(why: str) -> RepoGymObservation:
 
 
 def create_openenv_app(env_id: str | None = None, *, sandbox: str | None = None, reward_shaping: bool = False,
-                       max_sessions: int = 64, idle_timeout_s: float = 600.0) -> FastAPI:
+                       reward: str | None = None, max_sessions: int = 64, idle_timeout_s: float = 600.0) -> FastAPI:
     """OpenEnv's FastAPI app (``/ws``, ``/reset``, ``/step``, ``/state``, ``/schema``, ``/health``) over
     :class:`RepoGymEnvironment` sessions.
 
@@ -173,15 +180,24 @@ def create_openenv_app(env_id: str | None = None, *, sandbox: str | None = None,
         env_id: The default task of a reset that names none.
         sandbox: The sandbox of every session (``auto`` when None).
         reward_shaping: Opt-in shaping of the gym reward.
+        reward: The reward kind of every session; None: each task's default.
         max_sessions: Most concurrent WebSocket sessions (OpenEnv refuses more with ``CAPACITY_REACHED``).
         idle_timeout_s: Seconds (> 0) a session may stay without a message before OpenEnv closes it
             (its sweep runs every ``max(idle_timeout_s / 4, 5)`` seconds).
 
     Raises:
-        ValueError: when ``max_sessions`` < 1 or ``idle_timeout_s`` <= 0.
+        ValueError: when ``max_sessions`` < 1 or ``idle_timeout_s`` <= 0, ``env_id`` is not registered, or
+            ``reward`` is not a reward kind.
+        SandboxConfigError: for an unknown sandbox (a ``ValueError`` too): refused here, not at every session.
     """
     if max_sessions < 1 or not idle_timeout_s > 0:
         raise ValueError(f"max_sessions must be >= 1 and idle_timeout_s > 0 (got {max_sessions}, {idle_timeout_s})")
-    factory = functools.partial(RepoGymEnvironment, env_id, sandbox=sandbox, reward_shaping=reward_shaping)
+    if sandbox is not None:
+        sandbox_config(sandbox)
+    if env_id is not None and env_id not in registered_ids():
+        raise ValueError(f"env_id {env_id!r} is not registered here (give its suite with --suite)")
+    if reward is not None and reward not in REWARD_KINDS:
+        raise ValueError(f"reward={reward!r} is not a reward kind; kinds: {list(REWARD_KINDS)}")
+    factory = functools.partial(RepoGymEnvironment, env_id, sandbox=sandbox, reward_shaping=reward_shaping, reward=reward)
     config = ConcurrencyConfig(max_concurrent_envs=max_sessions, session_timeout=idle_timeout_s)
     return create_fastapi_app(factory, RepoGymAction, RepoGymObservation, concurrency_config=config)

@@ -16,7 +16,7 @@ place for them), then calls ``init(prompt)`` once and ``step(completion)`` per t
   ``metadata["infra_error"]`` and ``get_metrics()["infra_error"] = 1`` for the trainer to drop it.
 
 ``env_config`` (SkyRL's ``environment.skyrl_gym.repogym`` section) may hold ``sandbox``,
-``max_turns`` and ``reward_shaping``.
+``max_turns``, ``reward_shaping`` and ``reward`` (the reward kind; README "Choosing a reward").
 
 Example:
     >>> import skyrl_gym, repogym_gym.integrations.skyrl                                # doctest: +SKIP
@@ -36,7 +36,7 @@ from repogym_gym.gym import make_env, row_env_id
 __all__ = ["SKYRL_ID", "RepoGymTextEnv", "register"]
 
 #: What ``env_config`` may hold.
-_CONFIG_KEYS = frozenset({"sandbox", "max_turns", "reward_shaping"})
+_CONFIG_KEYS = frozenset({"sandbox", "max_turns", "reward_shaping", "reward"})
 
 #: The id SkyRL's ``environment.env_class`` names.
 SKYRL_ID = "repogym"
@@ -46,7 +46,7 @@ class RepoGymTextEnv(BaseTextEnv):
     """One rollout of a RepoGym task for SkyRL.
 
     Args:
-        env_config: ``sandbox``, ``max_turns``, ``reward_shaping`` (all optional).
+        env_config: ``sandbox``, ``max_turns``, ``reward_shaping``, ``reward`` (all optional).
         extras: The dataset row: ``env_id`` (or ``task_id``) and ``seed``, optionally ``max_turns``;
             at the top or under ``extra_info``.
 
@@ -68,7 +68,8 @@ class RepoGymTextEnv(BaseTextEnv):
             raise ValueError(f"max_turns must be an integer of 1 or more, got {max_turns!r}")
         self.max_turns = max_turns
         self.seed = row.get("seed")
-        self.env = make_env(env_id, sandbox=config.get("sandbox"), reward_shaping=bool(config.get("reward_shaping", False)))
+        self.env = make_env(env_id, sandbox=config.get("sandbox"), reward_shaping=bool(config.get("reward_shaping", False)),
+                            reward=config.get("reward"))
         self.infra_error: str | None = None
         self.episode_reward = 0.0
         self.score: float | None = None

@@ -30,6 +30,7 @@ from typing import Any
 from repogym_gym.actions import ACTION_KINDS, ACTION_MODELS
 from repogym_gym.gym import make_env, row_env_id
 from repogym_gym.sandbox import sandbox_config
+from repogym_gym.spec import REWARD_KINDS
 
 __all__ = ["RepoGymToolEnv", "trl_environment"]
 
@@ -40,10 +41,12 @@ class RepoGymToolEnv:
     Attributes:
         sandbox: Where commands and grading run (class attribute; ``auto`` when None).
         reward_shaping: Opt-in shaping (class attribute).
+        reward: The reward kind (class attribute; None: each task's default).
     """
 
     sandbox: str | None = None
     reward_shaping: bool = False
+    reward: str | None = None
 
     def __init__(self) -> None:
         self._env: Any = None
@@ -61,7 +64,8 @@ class RepoGymToolEnv:
             if self._env is not None:
                 self._env.close()
                 self._env = self._env_id = None
-            self._env, self._env_id = make_env(env_id, sandbox=self.sandbox, reward_shaping=self.reward_shaping), env_id
+            self._env, self._env_id = make_env(env_id, sandbox=self.sandbox, reward_shaping=self.reward_shaping,
+                                                reward=self.reward), env_id
         obs, info = self._env.reset(seed=row.get("seed"))
         self._done, self._started, self._infra_error = False, True, info.get("infra_error")
         text: str = obs["text"]
@@ -126,22 +130,28 @@ def _tool(kind: str) -> Any:
     return tool
 
 
-def trl_environment(sandbox: str | None = "bwrap", *, reward_shaping: bool = False) -> type[RepoGymToolEnv]:
+def trl_environment(sandbox: str | None = "bwrap", *, reward_shaping: bool = False,
+                    reward: str | None = None) -> type[RepoGymToolEnv]:
     """A class for ``GRPOTrainer(environment_factory=...)``: :class:`RepoGymToolEnv` with one tool method
     per action kind.
 
     Args:
         sandbox: ``bwrap`` (default), ``docker``, ``local`` or None (``auto``).
         reward_shaping: Opt-in shaping (at most 0.1 per episode).
+        reward: The reward kind (README "Choosing a reward"); None: each task's default. A kind a row's task
+            does not offer is a ValueError at that row's reset.
 
     Raises:
         SandboxConfigError: for an unknown sandbox (a ``ValueError`` too).
         TypeError: when ``reward_shaping`` is not a bool.
+        ValueError: when ``reward`` is not a reward kind.
     """
     if sandbox is not None:
         sandbox_config(sandbox)  # an unknown sandbox is named here, not at the trainer's first rollout
     if not isinstance(reward_shaping, bool):
         raise TypeError(f"reward_shaping must be True or False, got {reward_shaping!r}")
     methods = {kind: _tool(kind) for kind in ACTION_KINDS}
-    return type("RepoGymEnvironment", (RepoGymToolEnv,), {**methods, "sandbox": sandbox, "reward_shaping": reward_shaping,
-                                                           "__module__": __name__})
+    if reward is not None and reward not in REWARD_KINDS:
+        raise ValueError(f"reward={reward!r} is not a reward kind; kinds: {list(REWARD_KINDS)}")
+    attributes = {"sandbox": sandbox, "reward_shaping": reward_shaping, "reward": reward, "__module__": __name__}
+    return type("RepoGymEnvironment", (RepoGymToolEnv,), {**methods, **attributes})

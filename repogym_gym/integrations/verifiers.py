@@ -98,6 +98,8 @@ class RepoGymConfig(vf.TasksetConfig):
     """Grade after this many replies at the latest (None: the task's step budget alone)."""
     reward_shaping: bool = False
     """Opt-in shaping (at most 0.1 per episode) on top of the grade."""
+    reward: str | None = None
+    """The reward kind to grade by (``graded``, ``binary``, ...; README "Choosing a reward"); None: each task's default."""
 
     @field_validator("suite")
     @classmethod
@@ -127,6 +129,7 @@ class RepoGymData(vf.TaskData):
     sandbox: str | None = None
     max_turns: int | None = None
     reward_shaping: bool = False
+    reward: str | None = None
 
 
 class RepoGymTask(vf.Task[RepoGymData, vf.State, vf.TaskConfig]):
@@ -156,6 +159,7 @@ class RepoGymTaskset(vf.Taskset[RepoGymTask, RepoGymConfig]):
                     system_prompt=tools_prompt(system, bash=config.sandbox != "local"),
                     env_id=row["env_id"], task_id=row["task_id"], seed=row["seed"], suite=config.suite,
                     sandbox=config.sandbox, max_turns=config.max_turns, reward_shaping=config.reward_shaping,
+                    reward=config.reward,
                 ),
                 config.task,
             )
@@ -183,7 +187,8 @@ class RepoGymEnv(vf.Env[RepoGymEnvConfig]):
             raise TypeError(f"RepoGymEnv plays RepoGymTaskset's tasks, got a {type(task).__name__}")
         if data.env_id not in registered_ids():  # a task received over the wire, its taskset never loaded here
             await run_blocking(register_suite, data.suite)
-        env = await run_blocking(make_env, data.env_id, sandbox=data.sandbox, reward_shaping=data.reward_shaping)
+        env = await run_blocking(make_env, data.env_id, sandbox=data.sandbox, reward_shaping=data.reward_shaping,
+                                 reward=data.reward)
         try:
             obs, info = await run_blocking(env.reset, seed=data.seed)
             total, turns, done = 0.0, 0, False

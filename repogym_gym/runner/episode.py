@@ -56,6 +56,7 @@ class EpisodeJob(BaseModel):
             ``bwrap`` ...) or ``auto``: the task's ``environment.sandbox`` if it names one, else
             ``local`` for a trusted agent (``agent.trusted``: golden, noop, scripted), else
             bubblewrap where it runs (see :func:`~repogym_gym.sandbox.default_sandbox`).
+        reward: The reward kind to grade by (None: the task's default).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -71,6 +72,7 @@ class EpisodeJob(BaseModel):
     cache_dir: str | None = None
     backend: Literal["serial", "thread", "ray"] = "serial"
     sandbox: str = "auto"
+    reward: str | None = None
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -121,7 +123,8 @@ def _attempt(job: EpisodeJob, trajectory_dir: Path) -> tuple[EpisodeOutcome, lis
         if sandbox == "auto" and agent.trusted:
             # a trusted agent runs locally unless its task names a sandbox
             sandbox = resolve_task(job.task_dir).spec.environment.sandbox or "local"
-        env = RepoGymEnv(task=job.task_dir, trajectory_dir=str(trajectory_dir), cache_dir=job.cache_dir, sandbox=sandbox)
+        env = RepoGymEnv(task=job.task_dir, trajectory_dir=str(trajectory_dir), cache_dir=job.cache_dir, sandbox=sandbox,
+                         reward=job.reward)
         try:
             used = env.sandbox_name  # what its commands and grading really run in
             # run_suite warned once already about an untrusted agent run locally

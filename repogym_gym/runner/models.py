@@ -143,6 +143,7 @@ class RunConfig(_Model):
         jobs: Concurrent episodes (threads; for Ray, in-flight tasks).
         sandbox: The sandbox asked for (``auto``: local for trusted agents, else bubblewrap
             where it runs).
+        reward: The reward kind asked for (None: each task's default).
     """
 
     suite: str
@@ -155,6 +156,7 @@ class RunConfig(_Model):
     backend: Literal["serial", "thread", "ray"] = "thread"
     jobs: int = Field(1, ge=1)
     sandbox: str = "auto"
+    reward: str | None = None
 
 
 class AgentStats(_Model):

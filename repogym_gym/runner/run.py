@@ -23,6 +23,7 @@ from pydantic import ValidationError
 
 from repogym_gym.agents.registry import AGENTS, AgentSpec
 from repogym_gym.errors import AgentError, RunError, TaskNotFoundError
+from repogym_gym.grading import reward_kind
 from repogym_gym.runner.backends import Backend, execute
 from repogym_gym.runner.episode import EpisodeJob
 from repogym_gym.runner.models import RunConfig, RunResult, RunSummary, load_results
@@ -126,7 +127,8 @@ def run_suite(tasks: TaskSource, agents: Sequence[AgentSpec | str], *, out: str 
               retry_backoff_s: float = 1.0, progress: bool = False,
               on_result: Callable[[RunResult], None] | None = None,
               cache_dir: str | os.PathLike[str] | None = None, sandbox: str = "auto",
-              calibration: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None) -> RunSummary:
+              calibration: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None,
+              reward: str | None = None) -> RunSummary:
     """Run every agent on every task ``samples`` times and write the results under ``out``.
 
     Args:
@@ -151,6 +153,8 @@ def run_suite(tasks: TaskSource, agents: Sequence[AgentSpec | str], *, out: str 
             written (not for resumed episodes).
         cache_dir: Baseline cache directory (default ``$REPOGYM_CACHE_DIR`` or the user
             cache); Ray tasks get it as ``REPOGYM_CACHE_DIR``.
+        reward: The reward kind every episode is graded by (None: each task's default); a task that does
+            not offer it is a RunError before any episode runs.
         calibration: Task id -> reward kind -> ``{"noop", "golden"}`` scores (``repogym validate --json``'s
             ``calibration``), written into each episode's reward details.
         sandbox: Where commands and grading run: ``auto`` (a task's ``environment.sandbox``
@@ -189,9 +193,13 @@ def run_suite(tasks: TaskSource, agents: Sequence[AgentSpec | str], *, out: str 
     try:
         config = RunConfig(suite=suite, task_ids=[t.id for t in task_list], agents=specs, samples=samples, seed=seed,
                            time_limit_s=time_limit_s, max_retries=max_retries, backend=backend, jobs=jobs,
-                           sandbox=sandbox)
+                           sandbox=sandbox, reward=reward)
+        for task in task_list if reward is not None else ():
+            reward_kind(task, reward)  # a kind a task does not offer: refused before any episode runs
     except ValidationError as exc:
         raise RunError(format_validation_error(exc, "run options")) from None
+    except ValueError as exc:  # a reward kind a task does not offer
+        raise RunError(str(exc)) from None
     out = Path(out)
     with run_lock(out):  # one run per --out; a second one is refused, a killed one leaves no lock
         previous = open_run(out, config)
@@ -208,7 +216,7 @@ def run_suite(tasks: TaskSource, agents: Sequence[AgentSpec | str], *, out: str 
                     todo.append(EpisodeJob(task_dir=str(task.root), task_id=task.id, agent=spec, sample=sample,
                                            seed=seed + sample, time_limit_s=time_limit_s, max_retries=max_retries,
                                            retry_backoff_s=retry_backoff_s, cache_dir=cache, backend=backend,
-                                           sandbox=sandbox))
+                                           sandbox=sandbox, reward=reward))
         resumed = len(results)
         bar = RunProgress(total=resumed + len(todo), enabled=progress)
         for result in results.values():

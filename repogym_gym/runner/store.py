@@ -26,7 +26,7 @@ from repogym_gym.runner.models import RunConfig, RunResult, RunSummary, load_res
 __all__ = ["RESUME_FIELDS", "open_run", "reward_details_path", "run_lock", "save_record", "write_atomic", "write_summary"]
 
 #: RunConfig fields a resumed run must repeat; the others (jobs, backend, limits) may change.
-RESUME_FIELDS = ("suite", "task_ids", "agents", "samples", "seed")
+RESUME_FIELDS = ("suite", "task_ids", "agents", "samples", "seed", "reward")
 
 
 def write_atomic(path: Path, text: str) -> None:

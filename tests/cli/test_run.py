@@ -9,7 +9,9 @@ import pytest
 
 from repogym_gym.cli import main
 from repogym_gym.runner import RunSummary
+from repogym_gym.runner.models import load_results
 from repogym_gym.task import Task
+from tests.helpers import MakeTask
 
 
 def run_main(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -182,3 +184,17 @@ def test_a_calibration_file_that_is_not_validate_output_is_named(tiny_task: Task
     assert code == 2 and f"{bad} is not `repogym validate --json` output" in stderr
     code, _, stderr = run_main(["run", str(tiny_task.root), "-a", "noop", "--calibration", str(tmp_path / "no.json")], capsys)
     assert code == 2 and "cannot be read" in stderr
+
+
+@pytest.mark.slow
+def test_run_grades_by_the_reward_kind_asked_for(make_task: MakeTask, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    offering = make_task(grading={"rewards": ["tests", "graded"]})
+    out = tmp_path / "run"
+    code, _, stderr = run_main(["run", str(offering.root), "-a", "golden", "--reward", "graded", "--out", str(out)], capsys)
+    assert code == 0, stderr
+    [result] = load_results(out)
+    assert result.grade is not None and (result.grade.reward_kind, result.score) == ("graded", 1.0)
+    code, _, stderr = run_main(["run", str(offering.root), "-a", "golden", "--reward", "binary", "--out",
+                                str(tmp_path / "other")], capsys)
+    assert code == 2 and "reward='binary': task 'tiny-calc' offers ['tests', 'graded']" in stderr

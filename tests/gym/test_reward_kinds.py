@@ -215,3 +215,21 @@ def test_validate_proves_the_optimization_task_by_its_baseline() -> None:
     assert report.ok, report.failures()
     calibration = report.calibration["optimization"]
     assert calibration["noop"] == 0.0 and calibration["baseline"] < 0.5 < calibration["golden"] < 1.0
+
+
+def test_diff_weights_that_zero_every_deterministic_component_are_refused_at_load(make_task: MakeTask) -> None:
+    """New-user trial: they loaded, and every diff_similarity grade then crashed as an infrastructure error."""
+    zero = dict.fromkeys(("format", "size", "file", "region", "sim"), 0.0)
+    with pytest.raises(TaskSpecError, match="grading.diff_weights: .*every deterministic component"):
+        make_task(grading={"rewards": ["tests", "diff_similarity"], "diff_weights": zero})
+    make_task(grading={"rewards": ["tests", "diff_similarity"], "diff_weights": {**zero, "sim": 1.0}})
+
+
+def test_a_task_without_tests_offers_no_test_action() -> None:
+    env = gym.make(ANSWER_ID, sandbox="local", observation_mode="chat")
+    try:
+        (_, first), info = env.reset(seed=0)
+        assert "test (visible tests)" not in first["content"] and "list_files, submit" in first["content"]
+        assert "test" not in [tool["function"]["name"] for tool in info["tools"]]
+    finally:
+        env.close()

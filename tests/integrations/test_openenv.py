@@ -131,7 +131,7 @@ def test_bad_actions_and_resets_are_named(openenv: Any, server: tuple[str, Path]
     with _client(openenv, url) as env:
         with pytest.raises(Exception, match=r"reset\(\) takes seed.*\['colour'\]"):
             env.reset(task_id="tiny-calc", colour="red")
-        with pytest.raises(Exception, match="needs env_id or task_id"):
+        with pytest.raises(Exception, match="needs env_id or task_id: this server has no default task"):
             env.reset()
         env.reset(task_id="tiny-calc", seed=0)
         both = env.step({"text": "x", "kind": "submit"})
@@ -145,3 +145,15 @@ def test_serve_flags_of_openenv_need_openenv(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-m", "repogym_gym.cli", "serve", "--sandbox", "bwrap"],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and "belong to --openenv" in out.stderr
+
+
+@pytest.mark.parametrize(("flag", "value", "message"), [
+    ("--sandbox", "nonsense", "unknown sandbox 'nonsense'"),
+    ("--env-id", "RepoGym/nope-v0", "env_id 'RepoGym/nope-v0' is not registered"),
+    ("--reward", "exact", "reward='exact' is not a reward kind"),
+])
+def test_a_bad_openenv_option_is_refused_at_start(openenv: Any, flag: str, value: str, message: str) -> None:
+    """New-user trial: the server started with them, and every session then failed."""
+    out = subprocess.run([sys.executable, "-m", "repogym_gym.cli", "serve", "--openenv", flag, value, "--port", "1"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and message in out.stderr, out.stderr
