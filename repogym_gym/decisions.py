@@ -10,6 +10,7 @@ the scope's size (round 41 made a quadratic settling cost minutes of host CPU pe
 from __future__ import annotations
 
 import ast
+import re
 from collections import ChainMap
 from collections.abc import Mapping, MutableMapping
 from typing import cast
@@ -37,7 +38,8 @@ def complexity(nodes: list[ast.AST], outer: Mapping[str, int] | None = None) -> 
 
 
 #: :mod:`re`'s functions that take a pattern (``re.compile``, or a bare name: ``from re import sub``).
-_PATTERN_CALLS = frozenset(("compile", "match", "search", "fullmatch", "sub", "subn", "split", "findall", "finditer"))
+_PATTERN_CALLS = frozenset(("compile", "match", "search", "fullmatch", "sub", "subn", "split", "findall", "finditer",
+                            "Scanner"))
 #: Group openings that choose: lookarounds and the conditional group.
 _CHOOSING_GROUPS = ("(?=", "(?!", "(?<=", "(?<!", "(?(")
 
@@ -48,11 +50,15 @@ def _pattern_points(nodes: list[ast.AST]) -> int:
     statement of its own (a docstring). Round 46 kept the refactor task's whole if/elif ladder as one
     alternation of named groups picked by ``m.lastgroup`` (complexity 2 against the original's 26, 1.0);
     the regular-expression engine chooses as an ``if`` does, so its alternatives count where the pattern is
-    written. A pattern assembled at run time from data is not a literal and is not counted."""
+    written. Round 47 chose with optional groups and bounded repeats (``(?P<b2>x{1,1500}+)?+``, no ``|``) and
+    with a ``re.Scanner`` lexicon (the first matching rule wins: n rules are n - 1 choices). A pattern assembled
+    at run time from data is not a literal and is not counted."""
     statements = {id(node.value) for node in nodes if isinstance(node, ast.Expr)}
-    passed = {id(arg) for node in nodes if isinstance(node, ast.Call) and _takes_pattern(node)
-              for arg in (*node.args, *(keyword.value for keyword in node.keywords))}
-    total = 0
+    calls = [node for node in nodes if isinstance(node, ast.Call) and _takes_pattern(node)]
+    passed = {id(inner) for node in calls for arg in (*node.args, *(keyword.value for keyword in node.keywords))
+              for inner in ast.walk(arg)}  # a re.Scanner lexicon's patterns sit inside its list of pairs
+    total = sum(len(node.args[0].elts) - 1 for node in calls if isinstance(node.func, ast.Attribute)
+                and node.func.attr == "Scanner" and node.args and isinstance(node.args[0], ast.List | ast.Tuple))
     for node in nodes:
         if isinstance(node, ast.Constant) and isinstance(node.value, str | bytes) and id(node) not in statements:
             text = node.value if isinstance(node.value, str) else node.value.decode("latin-1")
@@ -62,8 +68,10 @@ def _pattern_points(nodes: list[ast.AST]) -> int:
 
 
 def regex_choices(pattern: str) -> int:
-    """Choices a regular expression makes: each ``|`` outside a character class and each lookaround or
-    conditional group; escapes are skipped. ``r"(?P<a>x)|(?P<b>y)|z"`` makes 2."""
+    """Choices a regular expression makes: each ``|`` outside a character class, each lookaround or
+    conditional group, each optional ``?`` and each bounded repeat ``{m,n}`` (present or not, how many: as an
+    ``if`` decides); escapes are skipped, and ``+``, ``*`` and lazy or possessive suffixes count nothing.
+    ``r"(?P<a>x)|(?P<b>y)|z"`` makes 2, ``r"(\\d{1,3})?"`` 2, ``r"\\d+"`` 0."""
     count, i, in_class = 0, 0, False
     while i < len(pattern):
         char = pattern[i]
@@ -79,8 +87,16 @@ def regex_choices(pattern: str) -> int:
                 i = first
         elif char == "|" or pattern.startswith(_CHOOSING_GROUPS, i):
             count += 1
+        elif char == "?" and i > 0 and pattern[i - 1] not in "(*+?}":  # optional; not "(?", not a lazy suffix
+            count += 1
+        elif char == "{" and (bounds := _RANGE.match(pattern, i)) and bounds.group(1) != bounds.group(2):
+            count += 1
         i += 1
     return count
+
+
+#: A bounded repeat ``{m,n}`` or ``{m,}`` (``{n}`` repeats a fixed count: no choice).
+_RANGE = re.compile(r"\{(\d*),(\d*)\}")
 
 
 def _takes_pattern(node: ast.Call) -> bool:

@@ -58,6 +58,8 @@ def complexity_of(body: str) -> int:
         pytest.param("return sub(r'(?!x)y|z', '', a)\n", 3, id="regex_lookahead_and_alternative"),
         pytest.param("p = r'(?P<s>\\d+)|(?P<t>[a|b])'\nreturn p\n", 2, id="regex_shaped_literal_anywhere"),
         pytest.param("return re.match(r'\\d+\\|x', a)\n", 1, id="escaped_bar_and_plain_pattern"),
+        pytest.param("return re.match(r'(x{1,5})?y{3}z*?', a)\n", 3, id="optional_group_and_bounded_repeat"),
+        pytest.param("return re.Scanner([(r'a', 1), (r'b', 2), (r'c?', 3)])\n", 4, id="scanner_lexicon"),
         pytest.param('"""a docstring: (a|b)"""\nreturn "x|y".split("|")\n', 1, id="docstring_and_separator_not_regex"),
     ],
 )

@@ -134,11 +134,15 @@ def build(J):  # noqa: C901, N803 - J is the policy's closure state, as in judge
         code = frame.f_code
         if is_deputy(code):
             return True
-        if code.co_name != "__init__" or not code.co_filename.endswith("/traceback.py") \
-                or kind_of_file(code.co_filename) != "trusted":
+        if not code.co_filename.endswith("/traceback.py") or kind_of_file(code.co_filename) != "trusted":
             return False
-        wanted = frame.f_locals.get("capture_locals")  # identity tests only: never the object's own __bool__
-        return not (wanted is None or wanted is False)
+        # any traceback.py frame asked for locals, by name or through **kwargs (round 47: from_exception)
+        local = frame.f_locals
+        wanted = local.get("capture_locals")
+        more = local.get("kwargs")
+        if _type(more) is _dict and "capture_locals" in more:
+            wanted = more["capture_locals"]
+        return not (wanted is None or wanted is False)  # identity tests only: never the object's own __bool__
 
     def holder_of_frames(caller):
         """Who ends up holding what ``caller`` obtains: the first frame outward that is not a deputy."""

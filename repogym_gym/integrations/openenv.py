@@ -114,8 +114,9 @@ class RepoGymEnvironment(Environment[RepoGymAction, RepoGymObservation, State]):
         Other fields of a dataset row (``prompt``) are ignored; any other keyword is an error.
 
         Raises:
-            ValueError: when no task is named and the server has no default, or for an unknown keyword.
-            gymnasium.error.Error: when the id is not registered on the server.
+            ValueError: when no task is named and the server has no default, the id is not a RepoGym id
+                registered on the server (round 47's ``unittest.__main__:X-v0`` imported a module there), or
+                for an unknown keyword.
         """
         unknown = sorted(set(kwargs) - {"prompt"})
         if unknown:
@@ -124,6 +125,8 @@ class RepoGymEnvironment(Environment[RepoGymAction, RepoGymObservation, State]):
             raise ValueError("reset() needs env_id or task_id: this server has no default task (repogym serve --openenv "
                              "--env-id ID gives it one)")
         wanted = row_env_id({"env_id": env_id or (None if task_id else self.default_env_id), "task_id": task_id})
+        if wanted not in registered_ids():  # never handed to gym.make: "module:Env" would import the module here
+            raise ValueError(f"env_id {wanted!r} is not a RepoGym id registered on this server")
         if wanted != self.env_id:
             self.close()
             self.env = make_env(wanted, sandbox=self.sandbox, reward_shaping=self.reward_shaping, reward=self.reward)

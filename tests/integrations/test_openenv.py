@@ -133,6 +133,8 @@ def test_bad_actions_and_resets_are_named(openenv: Any, server: tuple[str, Path]
             env.reset(task_id="tiny-calc", colour="red")
         with pytest.raises(Exception, match="needs env_id or task_id: this server has no default task"):
             env.reset()
+        with pytest.raises(Exception, match="'unittest.__main__:X-v0' is not a RepoGym id registered on this server"):
+            env.reset(env_id="unittest.__main__:X-v0")  # round 47: gym.make imported the module on the server
         env.reset(task_id="tiny-calc", seed=0)
         both = env.step({"text": "x", "kind": "submit"})
         assert "send text or kind, not both" in both.observation["info"]["action_error"] and both.done is False

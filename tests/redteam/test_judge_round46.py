@@ -60,3 +60,18 @@ def test_a_formatter_asked_for_the_frames_locals_is_a_deputy(start: Start, tiny_
     tests = component(result, "tests")
     assert tests["messages"] == ["invalid test run: the code under test broke the judge's policy: a frame (tb_frame) "
                                  "reached code of the submission (calc/__init__.py:22 (code of the submission))"]
+
+
+@attack("the judge", "round 46's read of a test frame's locals through TracebackException.from_exception(..., "
+        "capture_locals=True) (round 47: the classmethod was taken as the holder, not voided)",
+        local="score 0 with the reason", confining="score 0 with the reason")
+def test_from_exception_asked_for_locals_is_a_deputy_too(start: Start, tiny_task: Task) -> None:
+    env = start(tiny_task)
+    write(env, "calc/__init__.py", PAYLOAD.replace(
+        "traceback.TracebackException(type(error), error, error.__traceback__, capture_locals=True, lookup_lines=False)",
+        "traceback.TracebackException.from_exception(error, capture_locals=True, lookup_lines=False)"))
+    result = submit(env)
+    assert_unearned_zero(result)
+    [message] = component(result, "tests")["messages"]
+    assert message.startswith("invalid test run: the code under test broke the judge's policy: a frame (tb_frame) "
+                              "reached code of the submission (calc/__init__.py:"), message

@@ -591,13 +591,24 @@ def test_conditions_bound_by_any_statement_count_where_they_are_made(start: Star
 
 
 @attack(G, "the whole if/elif ladder as one regular expression, alternatives as named groups picked by m.lastgroup "
-           "(round 46: 1.0 in every sandbox, complexity 2)", local="score 0.5 (<module> complexity 200 > 8)",
-        confining="score 0.5 (<module> complexity 200 > 8)")
+           "(round 46: 1.0 in every sandbox, complexity 2)", local="score 0.5 (<module> complexity 202 > 8)",
+        confining="score 0.5 (<module> complexity 202 > 8)")
 def test_a_ladder_kept_as_a_regular_expression_counts_its_alternatives(start: Start, refactor: Task) -> None:
     """The regular-expression engine chooses as an ``if`` does: each alternative and lookahead of a pattern
     literal counts where the pattern is written (here the module's top level)."""
     violations = _half_for_the_complexity_kept(start(refactor), "round46/regex_ladder_rates.py")
-    assert any("<module>: 200 complexity > 8" in v for v in violations["max_cyclomatic_complexity"]), violations
+    assert any("<module>: 202 complexity > 8" in v for v in violations["max_cyclomatic_complexity"]), violations
+
+
+@pytest.mark.parametrize(("payload", "module"), [("round47/quantifier_ladder_rates.py", 26),
+                                                 ("round47/scanner_ladder_rates.py", 81)])
+@attack(G, "the ladder as regular expressions without '|': optional groups and bounded repeats read through "
+           "m.lastgroup, or a re.Scanner lexicon whose first matching rule wins (round 47: 1.0 under bwrap and docker)",
+        local="score 0.5 (<module> complexity > 8)", confining="score 0.5 (<module> complexity > 8)")
+def test_a_ladder_in_optional_groups_or_a_scanner_lexicon_counts_its_choices(start: Start, refactor: Task, payload: str,
+                                                                              module: int) -> None:
+    violations = _half_for_the_complexity_kept(start(refactor), payload)
+    assert any(f"<module>: {module} complexity > 8" in v for v in violations["max_cyclomatic_complexity"]), violations
 
 
 @attack(G, "a 42-byte zip64 end record that zipfile cannot judge, written beside the untouched original (round 42: "
