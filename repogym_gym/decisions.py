@@ -85,14 +85,22 @@ def regex_choices(pattern: str) -> int:
             first = i + 1 + (pattern[i + 1:i + 2] == "^")
             if pattern[first:first + 1] == "]":  # a ']' first in the class is itself
                 i = first
-        elif char == "|" or pattern.startswith(_CHOOSING_GROUPS, i):
-            count += 1
-        elif char == "?" and i > 0 and pattern[i - 1] not in "(*+?}":  # optional; not "(?", not a lazy suffix
-            count += 1
-        elif char == "{" and (bounds := _RANGE.match(pattern, i)) and bounds.group(1) != bounds.group(2):
-            count += 1
+        else:
+            count += _chooses_at(pattern, i)
         i += 1
     return count
+
+
+def _chooses_at(pattern: str, i: int) -> int:
+    """1 when the pattern chooses at ``i`` (outside a class): ``|``, a lookaround or conditional group, an
+    optional ``?`` (not ``(?`` nor a lazy suffix) or a bounded repeat ``{m,n}``; else 0."""
+    char = pattern[i]
+    if char == "|" or pattern.startswith(_CHOOSING_GROUPS, i):
+        return 1
+    if char == "?":
+        return int(i > 0 and pattern[i - 1] not in "(*+?}")
+    bounds = _RANGE.match(pattern, i) if char == "{" else None
+    return int(bounds is not None and bounds.group(1) != bounds.group(2))
 
 
 #: A bounded repeat ``{m,n}`` or ``{m,}`` (``{n}`` repeats a fixed count: no choice).
