@@ -36,7 +36,7 @@ from typing import Any
 
 from unidiff import PatchSet, UnidiffParseError
 
-__all__ = ["DEFAULT_WEIGHTS", "SIZE_CAP", "Judge", "diff_similarity", "openai_judge"]
+__all__ = ["DEFAULT_WEIGHTS", "SIZE_CAP", "Judge", "check_weights", "diff_similarity", "openai_judge"]
 
 #: Default component weights (any subset may be overridden; a task's ``grading.diff_weights``).
 DEFAULT_WEIGHTS: Mapping[str, float] = {"format": 0.1, "size": 0.1, "file": 0.2, "region": 0.2, "sim": 0.4, "judge": 0.2}
@@ -68,7 +68,7 @@ def diff_similarity(oracle_diff: str, predicted_diff: str, *, weights: Mapping[s
         ValueError: for an unknown weight name, a negative or non-finite weight, all weights zero,
             or an oracle that is empty or not a unified diff.
     """
-    used = _weights(weights)
+    used = check_weights(weights)
     oracle = _parse(oracle_diff)
     if oracle is None or not len(oracle):
         raise ValueError("oracle_diff: not a unified diff with at least one changed file")
@@ -103,7 +103,13 @@ def diff_similarity(oracle_diff: str, predicted_diff: str, *, weights: Mapping[s
     return score, details | {"components": components, "predicted_lines": p_lines}
 
 
-def _weights(weights: Mapping[str, float] | None) -> dict[str, float]:
+def check_weights(weights: Mapping[str, float] | None) -> dict[str, float]:
+    """:data:`DEFAULT_WEIGHTS` with ``weights`` over them (task.yaml's ``grading.diff_weights`` is checked here too).
+
+    Raises:
+        ValueError: for an unknown component, a weight that is not a finite number >= 0, or one that leaves
+            every deterministic component at 0 (every score would fail).
+    """
     used = dict(DEFAULT_WEIGHTS)
     for name, value in (weights or {}).items():
         if name not in DEFAULT_WEIGHTS:
@@ -112,7 +118,8 @@ def _weights(weights: Mapping[str, float] | None) -> dict[str, float]:
             raise ValueError(f"weights: {name} must be a finite number >= 0, got {value!r}")
         used[name] = float(value)
     if not any(used[name] for name in DEFAULT_WEIGHTS if name != "judge"):
-        raise ValueError(f"weights: the deterministic components all have weight 0 ({used})")
+        raise ValueError("weights give every deterministic component (format, size, file, region, sim) weight 0, so no "
+                         "diff can be scored; give one a weight above 0")
     return used
 
 

@@ -59,9 +59,10 @@ def score_outputs(task: Task, pairs: Sequence[tuple[str, str]]) -> list[tuple[fl
     results = []
     for item in reply:
         value, why = (item[0], str(item[1])) if isinstance(item, list) and len(item) == 2 else (None, "no answer")
-        ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and 0 <= value <= 1
-        results.append((float(value), "") if ok and not why and value is not None
-                       else (0.0, why or f"the scorer answered {value!r}"))
+        if why or not isinstance(value, float) or not (math.isfinite(value) and 0 <= value <= 1):
+            results.append((0.0, why or f"the scorer answered {value!r}"))
+        else:
+            results.append((value, ""))
     return results
 
 
@@ -81,7 +82,10 @@ def _child(task: Task, request: dict[str, Any]) -> Any:
         raise BrokenTaskError(f"task {task.id!r}: the {request['mode']} step ran past {timeout:g} s") from None
     if out.returncode != 0:
         raise BrokenTaskError(f"task {task.id!r}: the {request['mode']} step failed: {out.stderr.strip()[-300:]}")
-    return json.loads(out.stdout)
+    try:
+        return json.loads(out.stdout)
+    except ValueError:
+        raise BrokenTaskError(f"task {task.id!r}: the {request['mode']} step's reply is not JSON") from None
 
 
 def _main() -> None:
@@ -92,20 +96,21 @@ def _main() -> None:
 
     resource.setrlimit(resource.RLIMIT_AS, (_CHILD_MEMORY_BYTES, _CHILD_MEMORY_BYTES))
     request = json.loads(sys.stdin.read())
+    reply, sys.stdout = sys.stdout, sys.stderr  # what the task's own code prints is not the reply
     code = runpy.run_path(request["file"])
     if request["mode"] == "generate":
         rng = random.Random(request["seed"])
-        print(json.dumps([code["generate"](rng, index) for index in range(request["n"])]))
+        reply.write(json.dumps([code["generate"](rng, index) for index in range(request["n"])]))
         return
     replies: list[list[Any]] = []
     for case, output in request["pairs"]:
         try:
             value = code["score"](case, output)
-            replies.append([value if isinstance(value, int | float) and not isinstance(value, bool) else None,
-                            "" if isinstance(value, int | float) and not isinstance(value, bool) else "not a number"])
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            replies.append([float(value), ""] if number else [None, "not a number"])  # float(10**400) raises too
         except Exception as exc:  # noqa: BLE001 - the scorer refusing an output is a 0 for that case, with why
             replies.append([None, f"infeasible: {type(exc).__name__}: {str(exc)[:200]}"])
-    print(json.dumps(replies, allow_nan=True))
+    reply.write(json.dumps(replies, allow_nan=True))
 
 
 if __name__ == "__main__":

@@ -11,6 +11,8 @@ from typing import Annotated, Literal, get_args
 
 from pydantic import Field, field_validator, model_validator
 
+from repogym_gym.diffsim import check_weights
+from repogym_gym.equivalence import check_expected
 from repogym_gym.spec_run import StrictModel
 
 __all__ = [
@@ -72,10 +74,8 @@ class GradingSpec(StrictModel):
 
     @field_validator("diff_weights")
     @classmethod
-    def _some_deterministic_weight(cls, v: dict[str, float]) -> dict[str, float]:
-        if v and all(v.get(name, 1.0) == 0 for name in ("format", "size", "file", "region", "sim")):
-            raise ValueError("diff_weights gives every deterministic component (format, size, file, region, sim) "
-                             "weight 0, so every diff_similarity grade would fail; give one a weight above 0")
+    def _scorable(cls, v: dict[str, float]) -> dict[str, float]:
+        check_weights(v)  # the scorer's own rule, at load: a task whose every grade would fail is refused here
         return v
 
     @field_validator("weights")
@@ -113,8 +113,6 @@ class AnswerSpec(StrictModel):
 
     @model_validator(mode="after")
     def _expected_is_valid(self) -> AnswerSpec:
-        from repogym_gym.equivalence import check_expected  # the contracts' parsers; no import cycle at load
-
         problem = check_expected(self)
         if problem is not None:
             raise ValueError(f"expected {self.expected[:80]!r} is not a valid {self.contract} answer: {problem}")

@@ -60,9 +60,18 @@ def test_the_scorer_s_refusals_and_odd_answers_are_zeros_with_why(bins: Task) ->
 
 
 @pytest.mark.parametrize(("returned", "why"), [("float('nan')", "nan"), ("1.5", "1.5"), ("True", "not a number"),
-                                               ("'0.5'", "not a number")])
+                                               ("'0.5'", "not a number"), ("10 ** 400", "OverflowError")])
 def test_a_score_that_is_not_a_number_in_0_1_is_a_zero(make_task: MakeTask, returned: str, why: str) -> None:
     task = own_grader_task(make_task)
     (task.root / "grader" / "score.py").write_text(f"def score(case, output):\n    return {returned}\n")
     [(value, reason)] = score_outputs(task, [("1 1\n1\n", "0\n")])
     assert value == 0.0 and why in reason
+
+
+def test_what_the_task_s_code_prints_is_not_taken_for_the_reply(make_task: MakeTask) -> None:
+    task = own_grader_task(make_task)
+    (task.root / "grader" / "score.py").write_text("def score(case, output):\n    print('scoring...')\n    return 0.5\n")
+    gen = (task.root / "grader" / "generate.py").read_text()
+    (task.root / "grader" / "generate.py").write_text("print('loading the generator')\n" + gen)
+    assert len(generate_cases(task)) == 2
+    assert score_outputs(task, [("1 1\n1\n", "0\n")]) == [(0.5, "")]

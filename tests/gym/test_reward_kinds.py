@@ -220,7 +220,7 @@ def test_validate_proves_the_optimization_task_by_its_baseline() -> None:
 def test_diff_weights_that_zero_every_deterministic_component_are_refused_at_load(make_task: MakeTask) -> None:
     """New-user trial: they loaded, and every diff_similarity grade then crashed as an infrastructure error."""
     zero = dict.fromkeys(("format", "size", "file", "region", "sim"), 0.0)
-    with pytest.raises(TaskSpecError, match="grading.diff_weights: .*every deterministic component"):
+    with pytest.raises(TaskSpecError, match=r"grading.diff_weights: .*every deterministic component \(format, size, file, region, sim\) weight 0"):
         make_task(grading={"rewards": ["tests", "diff_similarity"], "diff_weights": zero})
     make_task(grading={"rewards": ["tests", "diff_similarity"], "diff_weights": {**zero, "sim": 1.0}})
 
